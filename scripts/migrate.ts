@@ -1,0 +1,20 @@
+// npm run db:migrate — applies pending migrations to DATABASE_URL or the embedded database.
+import { loadConfig } from '../src/config';
+import { createDb } from '../src/db/create-db';
+import { migrate } from '../src/db/migrate';
+
+async function main(): Promise<void> {
+  const config = loadConfig();
+  const db = await createDb({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolSize: 2 });
+  try {
+    const applied = await migrate(db);
+    console.log(applied.length ? `applied: ${applied.join(', ')}` : 'database is up to date');
+  } finally {
+    await db.close();
+  }
+}
+
+main().catch((err) => {
+  console.error(`error: ${err instanceof Error ? err.message : err}`);
+  process.exit(1);
+});

@@ -1,0 +1,141 @@
+import 'reflect-metadata';
+import { randomUUID } from 'node:crypto';
+import Fastify, { LogController, type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import { ApolloServer } from '@apollo/server';
+import { fastifyApolloDrainPlugin, fastifyApolloHandler } from '@as-integrations/fastify';
+import { ApolloServerPluginLandingPageLocalDefault } from '@apollo/server/plugin/landingPage/default';
+import { ApolloServerPluginLandingPageDisabled } from '@apollo/server/plugin/disabled';
+import type { Config } from './config';
+import type { Db } from './db/create-db';
+import { migrationsApplied } from './db/migrate';
+import { DomainError } from './domain/errors';
+import { createServices, type Services } from './domain/services';
+import { buildGraphQLSchema } from './graphql/schema';
+import { contextError, createFormatError } from './graphql/errors';
+import type { GraphQLContext } from './graphql/context';
+import { createContextBuilder } from './http/request-context';
+import { badRequest, envelopeFor, internalError, notFound, type ErrorResponse } from './http/error-envelope';
+
+export const BODY_LIMIT = 64 * 1024;
+
+export interface AppDeps {
+  db: Db;
+  config: Pick<Config, 'hashKey' | 'limits' | 'publicUrl' | 'graphqlIntrospection' | 'logLevel'>;
+  /** pino options or false; tests pass a stream to capture logs */
+  logger?: FastifyServerOptions['logger'];
+}
+
+export interface App {
+  fastify: FastifyInstance;
+  services: Services;
+}
+
+function send(reply: import('fastify').FastifyReply, r: ErrorResponse) {
+  if (r.headers) reply.headers(r.headers);
+  return reply.code(r.status).type('application/json; charset=utf-8').send(r.body);
+}
+
+/** Builds the HTTP application over a database; never listens (main.ts does). */
+export async function buildApp(deps: AppDeps): Promise<App> {
+  const { db, config } = deps;
+  const fastify = Fastify({
+    logger: deps.logger ?? { level: config.logLevel },
+    bodyLimit: BODY_LIMIT,
+    // our onResponse hook writes the one line per request
+    logController: new LogController({ disableRequestLogging: true }),
+    requestIdHeader: false,
+    genReqId: (req) => {
+      const given = req.headers['x-request-id'];
+      return typeof given === 'string' && /^[\w.-]{1,64}$/.test(given) ? given : randomUUID();
+    },
+    routerOptions: { maxParamLength: 200 },
+  });
+  const services = createServices({ db, hashKey: config.hashKey, limits: config.limits });
+  const buildContext = createContextBuilder(services, config.publicUrl);
+
+  // JSON only; an empty body counts as no body (e.g. POST …/client_secret with a JSON content type).
+  const parseJson = fastify.getDefaultJsonParser('error', 'error');
+  fastify.removeContentTypeParser(['application/json', 'text/plain']);
+  fastify.addContentTypeParser('application/json', { parseAs: 'string' }, (req, body, done) => {
+    if ((body as string).trim() === '') return done(null, undefined);
+    parseJson(req, body as string, done);
+  });
+
+  fastify.addHook('onSend', async (request, reply) => {
+    reply.header('x-request-id', request.id);
+  });
+  // One line per request: method, path, status, time, request id. Never headers or bodies.
+  fastify.addHook('onResponse', async (request, reply) => {
+    request.log.info(
+      { method: request.method, url: request.url.split('?')[0], status: reply.statusCode, ms: Math.round(reply.elapsedTime) },
+      'request',
+    );
+  });
+
+  fastify.setErrorHandler((error, request, reply) => {
+    const mapped = envelopeFor(error);
+    if (mapped) return send(reply, mapped);
+    const e = error as { code?: string; statusCode?: number; message?: string };
+    if (e.code === 'FST_ERR_CTP_BODY_TOO_LARGE') {
+      return send(reply, { status: 413, body: { error: 'PayloadTooLarge', description: `Request bodies are limited to ${BODY_LIMIT} bytes` } });
+    }
+    if (e.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') {
+      return send(reply, { status: 415, body: { error: 'UnsupportedMediaType', description: 'Request bodies must be application/json' } });
+    }
+    if (e.statusCode && e.statusCode >= 400 && e.statusCode < 500) {
+      const description = e.code === 'FST_ERR_CTP_INVALID_JSON_BODY' || error instanceof SyntaxError ? 'The request body is not valid JSON' : 'The request is malformed';
+      return send(reply, badRequest(description));
+    }
+    request.log.error({ err: error }, 'unhandled error');
+    return send(reply, internalError());
+  });
+  fastify.setNotFoundHandler((request, reply) => send(reply, notFound()));
+
+  fastify.get('/healthz', async () => ({ status: 'ok' }));
+  let migrated = false;
+  fastify.get('/readyz', async (request, reply) => {
+    try {
+      await db.sql('SELECT 1');
+      migrated ||= await migrationsApplied(db);
+      if (migrated) return { status: 'ready' };
+      return reply.code(503).send({ status: 'unavailable', reason: 'migrations pending' });
+    } catch {
+      return reply.code(503).send({ status: 'unavailable', reason: 'database unreachable' });
+    }
+  });
+
+  const apollo = new ApolloServer<GraphQLContext>({
+    schema: buildGraphQLSchema(),
+    introspection: config.graphqlIntrospection,
+    includeStacktraceInErrorResponses: false,
+    allowBatchedHttpRequests: false,
+    hideSchemaDetailsFromClientErrors: !config.graphqlIntrospection,
+    formatError: createFormatError((err) => fastify.log.error({ err }, 'graphql resolver error')),
+    plugins: [
+      fastifyApolloDrainPlugin(fastify),
+      config.graphqlIntrospection
+        ? ApolloServerPluginLandingPageLocalDefault({ embed: true, includeCookies: false })
+        : ApolloServerPluginLandingPageDisabled(),
+    ],
+  });
+  await apollo.start();
+  fastify.route({
+    url: '/graphql',
+    method: ['GET', 'POST', 'OPTIONS'],
+    handler: fastifyApolloHandler(apollo, {
+      context: async (request) => {
+        try {
+          return await buildContext(request);
+        } catch (err) {
+          if (err instanceof DomainError) throw contextError(err);
+          throw err;
+        }
+      },
+    }),
+  });
+
+  fastify.addHook('onClose', async () => {
+    await apollo.stop();
+  });
+  return { fastify, services };
+}

@@ -1,0 +1,136 @@
+import { readFileSync, writeFileSync, mkdirSync, existsSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import path from 'node:path';
+
+export interface Limits {
+  /** failed Basic logins per email before 429 */
+  loginFailures: number;
+  loginWindowSeconds: number;
+  /** successful callback request creations per account per window */
+  callbackRequests: number;
+  callbackWindowSeconds: number;
+}
+
+export interface Config {
+  env: 'production' | 'development' | 'test';
+  host: string;
+  port: number;
+  databaseUrl?: string;
+  dataDir: string;
+  publicUrl?: string;
+  logLevel: string;
+  webConcurrency: number;
+  dbPoolSize: number;
+  adminEmail: string;
+  adminPassword?: string;
+  /** key of the HMAC that hashes tokens and client secrets at rest */
+  hashKey: Buffer;
+  graphqlIntrospection: boolean;
+  limits: Limits;
+  /** counts SQL statements per request (benchmarks only) */
+  benchMode: boolean;
+}
+
+export class ConfigError extends Error {
+  constructor(variable: string, problem: string) {
+    super(`Invalid configuration: ${variable} ${problem}`);
+    this.name = 'ConfigError';
+  }
+}
+
+type Env = Record<string, string | undefined>;
+
+function int(env: Env, name: string, fallback: number, min: number, max: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  if (!/^\d+$/.test(raw.trim())) throw new ConfigError(name, `must be an integer between ${min} and ${max}, got "${raw}"`);
+  const n = Number(raw);
+  if (n < min || n > max) throw new ConfigError(name, `must be between ${min} and ${max}, got ${n}`);
+  return n;
+}
+
+function bool(env: Env, name: string, fallback: boolean): boolean {
+  const raw = env[name]?.trim().toLowerCase();
+  if (raw === undefined || raw === '') return fallback;
+  if (['true', '1', 'yes'].includes(raw)) return true;
+  if (['false', '0', 'no'].includes(raw)) return false;
+  throw new ConfigError(name, `must be true or false, got "${env[name]}"`);
+}
+
+function resolveHashKey(env: Env, mode: Config['env'], dataDir: string, embedded: boolean): Buffer {
+  const raw = env.HASH_KEY;
+  if (raw !== undefined && raw !== '') {
+    if (raw.length < 32) throw new ConfigError('HASH_KEY', 'must be at least 32 characters (e.g. `openssl rand -hex 32`)');
+    return Buffer.from(raw, 'utf8');
+  }
+  if (mode === 'production') {
+    throw new ConfigError('HASH_KEY', 'is required when NODE_ENV=production (tokens and secrets are hashed with it; generate one with `openssl rand -hex 32`)');
+  }
+  if (embedded && dataDir !== ':memory:') {
+    // The embedded database gets its own key, kept beside it, created once.
+    const file = path.join(dataDir, 'hash.key');
+    if (!existsSync(file)) {
+      mkdirSync(dataDir, { recursive: true });
+      writeFileSync(file, randomBytes(32).toString('hex'), { mode: 0o600, flag: 'wx' });
+    }
+    return Buffer.from(readFileSync(file, 'utf8').trim(), 'utf8');
+  }
+  // Development/test on a shared server: a fixed key so that every process agrees.
+  return Buffer.from('development-only-hash-key-do-not-use-in-production', 'utf8');
+}
+
+export function loadConfig(env: Env = process.env): Config {
+  const nodeEnv = env.NODE_ENV === 'production' ? 'production' : env.NODE_ENV === 'test' ? 'test' : 'development';
+  const databaseUrl = env.DATABASE_URL?.trim() || undefined;
+  if (databaseUrl && !/^postgres(ql)?:\/\//.test(databaseUrl)) {
+    throw new ConfigError('DATABASE_URL', 'must start with postgresql:// (or be unset for the embedded database)');
+  }
+  const publicUrl = env.PUBLIC_URL?.trim() || undefined;
+  if (publicUrl) {
+    let u: URL | undefined;
+    try {
+      u = new URL(publicUrl);
+    } catch {
+      u = undefined;
+    }
+    if (!u || !/^https?:$/.test(u.protocol)) throw new ConfigError('PUBLIC_URL', `must be an absolute http(s) URL, got "${publicUrl}"`);
+  }
+  const dataDir = env.DATA_DIR?.trim() || './.data';
+  const webConcurrency = int(env, 'WEB_CONCURRENCY', 1, 1, 64);
+  if (webConcurrency > 1 && !databaseUrl) {
+    throw new ConfigError(
+      'WEB_CONCURRENCY',
+      `is ${webConcurrency}, but the embedded database serves one process only: set DATABASE_URL to a PostgreSQL server to run several workers`,
+    );
+  }
+  const adminEmail = env.ADMIN_EMAIL?.trim() || 'admin@example.com';
+  if (!/^[^\s@]+@[^\s@]+$/.test(adminEmail)) throw new ConfigError('ADMIN_EMAIL', `is not an email address: "${adminEmail}"`);
+  const adminPassword = env.ADMIN_PASSWORD || undefined;
+  if (adminPassword !== undefined && adminPassword.length < 8) throw new ConfigError('ADMIN_PASSWORD', 'must be at least 8 characters');
+  const logLevel = env.LOG_LEVEL?.trim() || 'info';
+  if (!['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].includes(logLevel)) {
+    throw new ConfigError('LOG_LEVEL', `must be one of fatal, error, warn, info, debug, trace, silent; got "${logLevel}"`);
+  }
+  return {
+    env: nodeEnv,
+    host: env.HOST?.trim() || '127.0.0.1',
+    port: int(env, 'PORT', 3000, 0, 65535),
+    databaseUrl,
+    dataDir,
+    publicUrl: publicUrl?.replace(/\/+$/, ''),
+    logLevel,
+    webConcurrency,
+    dbPoolSize: int(env, 'DB_POOL_SIZE', 10, 1, 200),
+    adminEmail,
+    adminPassword,
+    hashKey: resolveHashKey(env, nodeEnv, dataDir, !databaseUrl),
+    graphqlIntrospection: bool(env, 'GRAPHQL_INTROSPECTION', true),
+    limits: {
+      loginFailures: 10,
+      loginWindowSeconds: int(env, 'LOGIN_THROTTLE_WINDOW_SECONDS', 300, 1, 86400),
+      callbackRequests: 30,
+      callbackWindowSeconds: int(env, 'CALLBACK_RATE_WINDOW_SECONDS', 600, 1, 86400),
+    },
+    benchMode: bool(env, 'BENCH_MODE', false),
+  };
+}

@@ -1,0 +1,98 @@
+import { mkdirSync } from 'node:fs';
+import path from 'node:path';
+import pg from 'pg';
+import { PrismaPg } from '@prisma/adapter-pg';
+import { PrismaPGlite } from 'pglite-prisma-adapter';
+import type { SqlMigrationAwareDriverAdapterFactory } from '@prisma/driver-adapter-utils';
+import { PrismaClient } from '../generated/prisma/client';
+import { acquireDirLock, type DirLock } from './dir-lock';
+
+/** Plain SQL with $1.. parameters, for the few hot paths that skip Prisma's query builder. */
+export type SqlQuery = <T = Record<string, unknown>>(sql: string, params?: unknown[]) => Promise<T[]>;
+
+export interface Db {
+  kind: 'postgres' | 'pglite';
+  prisma: PrismaClient;
+  sql: SqlQuery;
+  /** An adapter factory for the schema engine (migrations, diff). */
+  migrationFactory(): SqlMigrationAwareDriverAdapterFactory;
+  /** Runs fn while holding a lock that serialises migrations across processes. */
+  withMigrationLock<T>(fn: () => Promise<T>): Promise<T>;
+  close(): Promise<void>;
+}
+
+export interface DbOptions {
+  /** postgresql://… ; absent = embedded PGlite */
+  databaseUrl?: string;
+  /** folder of the embedded database; ':memory:' for a throwaway one */
+  dataDir?: string;
+  poolSize?: number;
+}
+
+// Any constant works; it only has to be the same in every process.
+const MIGRATION_LOCK_KEY = 727073690;
+
+export async function createDb(options: DbOptions): Promise<Db> {
+  return options.databaseUrl ? createPostgresDb(options.databaseUrl, options.poolSize ?? 10) : createPgliteDb(options.dataDir ?? '.data');
+}
+
+async function createPostgresDb(url: string, poolSize: number): Promise<Db> {
+  const pool = new pg.Pool({ connectionString: url, max: poolSize, connectionTimeoutMillis: 5000 });
+  // An idle client losing its server must not crash the process; the next query reports it.
+  pool.on('error', () => {});
+  const prisma = new PrismaClient({ adapter: new PrismaPg(pool) });
+  return {
+    kind: 'postgres',
+    prisma,
+    sql: async (text, params) => (await pool.query(text, params as unknown[])).rows,
+    migrationFactory: () => new PrismaPg({ connectionString: url, max: 2 }),
+    async withMigrationLock(fn) {
+      const client = new pg.Client({ connectionString: url });
+      await client.connect();
+      try {
+        await client.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK_KEY]);
+        return await fn();
+      } finally {
+        await client.query('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK_KEY]).catch(() => {});
+        await client.end().catch(() => {});
+      }
+    },
+    async close() {
+      await prisma.$disconnect();
+      await pool.end().catch(() => {});
+    },
+  };
+}
+
+async function createPgliteDb(dataDir: string): Promise<Db> {
+  const { PGlite } = await import('@electric-sql/pglite');
+  let lock: DirLock | undefined;
+  let client: InstanceType<typeof PGlite>;
+  if (dataDir === ':memory:') {
+    client = new PGlite();
+  } else {
+    mkdirSync(dataDir, { recursive: true });
+    // PGlite is one process's database: a second opener would corrupt it.
+    lock = acquireDirLock(dataDir);
+    try {
+      client = new PGlite(path.join(dataDir, 'pglite'));
+      await client.waitReady;
+    } catch (err) {
+      lock.release();
+      throw err;
+    }
+  }
+  const prisma = new PrismaClient({ adapter: new PrismaPGlite(client) });
+  return {
+    kind: 'pglite',
+    prisma,
+    sql: async (text, params) => (await client.query(text, params as unknown[])).rows as never,
+    migrationFactory: () => new PrismaPGlite(client),
+    withMigrationLock: (fn) => fn(),
+    async close() {
+      await prisma.$disconnect();
+      await client.close().catch(() => {});
+      lock?.release();
+    },
+  };
+}

@@ -1,0 +1,114 @@
+import { readdirSync, readFileSync, existsSync } from 'node:fs';
+import path from 'node:path';
+import { bindMigrationAwareSqlAdapterFactory } from '@prisma/driver-adapter-utils';
+import type { SqlMigrationAwareDriverAdapterFactory } from '@prisma/driver-adapter-utils';
+import { PROJECT_ROOT } from '../project-root';
+
+// Prisma's schema engine compiled to WebAssembly, driven through a driver
+// adapter. It does what `prisma migrate deploy` / `prisma migrate diff` do,
+// without the native binary these machines cannot download (STACK.md).
+
+export const PRISMA_DIR = path.join(PROJECT_ROOT, 'prisma');
+export const MIGRATIONS_DIR = path.join(PRISMA_DIR, 'migrations');
+export const SCHEMA_PATH = path.join(PRISMA_DIR, 'schema.prisma');
+
+const NO_FILTERS = { externalTables: [] as string[], externalEnums: [] as string[] };
+
+type EngineModule = typeof import('@prisma/schema-engine-wasm/schema_engine_bg');
+let enginePromise: Promise<EngineModule> | undefined;
+
+function loadWasm(): Promise<EngineModule> {
+  enginePromise ??= (async () => {
+    // A dynamic import of the wasm-bindgen glue, instantiated by hand so that it
+    // loads from CommonJS without --experimental-wasm-modules.
+    const bg = await import('@prisma/schema-engine-wasm/schema_engine_bg');
+    const dir = path.dirname(require.resolve('@prisma/schema-engine-wasm/schema_engine_bg'));
+    const bytes = readFileSync(path.join(dir, 'schema_engine_bg.wasm'));
+    // (Node has WebAssembly; @types/node does not declare it without the DOM lib.)
+    const wasm = (globalThis as unknown as { WebAssembly: { instantiate: Function } }).WebAssembly;
+    const { instance } = await wasm.instantiate(bytes, { './schema_engine_bg.js': bg });
+    const exports = instance.exports as { __wbindgen_start: () => void } & Parameters<EngineModule['__wbg_set_wasm']>[0];
+    bg.__wbg_set_wasm(exports);
+    exports.__wbindgen_start();
+    return bg;
+  })();
+  return enginePromise;
+}
+
+export interface MigrationsList {
+  baseDir: string;
+  lockfile: { path: string; content: string | null };
+  shadowDbInitScript: string;
+  migrationDirectories: { path: string; migrationFile: { path: string; content: { tag: 'ok'; value: string } } }[];
+}
+
+export function readMigrations(dir = MIGRATIONS_DIR): MigrationsList {
+  const names = existsSync(dir)
+    ? readdirSync(dir, { withFileTypes: true }).filter((d) => d.isDirectory()).map((d) => d.name).sort()
+    : [];
+  const lockPath = path.join(dir, 'migration_lock.toml');
+  return {
+    baseDir: dir,
+    lockfile: { path: 'migration_lock.toml', content: existsSync(lockPath) ? readFileSync(lockPath, 'utf8') : null },
+    shadowDbInitScript: '',
+    migrationDirectories: names.map((name) => ({
+      path: name,
+      migrationFile: {
+        path: 'migration.sql',
+        content: { tag: 'ok', value: readFileSync(path.join(dir, name, 'migration.sql'), 'utf8') },
+      },
+    })),
+  };
+}
+
+type BoundFactory = ReturnType<typeof bindMigrationAwareSqlAdapterFactory> & {
+  errorRegistry?: { consumeError(id: number): unknown };
+};
+
+async function withEngine<T>(
+  factory: SqlMigrationAwareDriverAdapterFactory,
+  fn: (engine: Awaited<ReturnType<EngineModule['SchemaEngine']['new']>>) => Promise<T>,
+): Promise<T> {
+  const bg = await loadWasm();
+  const bound = bindMigrationAwareSqlAdapterFactory(factory) as BoundFactory;
+  const schema = readFileSync(SCHEMA_PATH, 'utf8');
+  const engine = await bg.SchemaEngine.new({ datamodels: [['schema.prisma', schema]] }, () => {}, bound);
+  try {
+    return await fn(engine);
+  } catch (err) {
+    // Adapter errors come back as "External error id#N"; recover the real one.
+    const id = /#(\d+)/.exec(String((err as Error)?.message ?? err))?.[1];
+    const real = id && bound.errorRegistry ? bound.errorRegistry.consumeError(Number(id)) : undefined;
+    if (real) throw new Error(`migration failed: ${JSON.stringify(real)}`);
+    throw err;
+  } finally {
+    engine.free();
+  }
+}
+
+/** Applies the pending migrations of prisma/migrations, like `prisma migrate deploy`. */
+export async function applyMigrations(factory: SqlMigrationAwareDriverAdapterFactory): Promise<string[]> {
+  return withEngine(factory, async (engine) => {
+    const out = await engine.applyMigrations({ migrationsList: readMigrations(), filters: NO_FILTERS });
+    return out.appliedMigrationNames;
+  });
+}
+
+/**
+ * SQL that would bring the migrations up to schema.prisma; empty when they agree.
+ * The engine replays the migrations on the factory's shadow database.
+ */
+export async function diffMigrationsToSchema(factory: SqlMigrationAwareDriverAdapterFactory): Promise<string> {
+  return withEngine(factory, async (engine) => {
+    const schema = readFileSync(SCHEMA_PATH, 'utf8');
+    const result = await engine.diff({
+      from: { tag: 'migrations', ...readMigrations() },
+      to: { tag: 'schemaDatamodel', files: [{ path: 'schema.prisma', content: schema }] },
+      script: true,
+      exitCode: null,
+      filters: NO_FILTERS,
+    });
+    const sql = (result as { stdout?: string }).stdout ?? '';
+    return /^\s*(-- This is an empty migration\.)?\s*$/.test(sql) ? '' : sql;
+  });
+}

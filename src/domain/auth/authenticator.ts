@@ -1,0 +1,213 @@
+import type { Db } from '../../db/create-db';
+import type { Limits } from '../../config';
+import { ForbiddenError, RateLimitedError, UnauthenticatedError } from '../errors';
+import { hmacHex, sha256Hex } from '../crypto';
+import { allScopesValid } from '../scopes';
+import { dummyPasswordHash, verifyPassword } from './passwords';
+import type { Role, Viewer } from './viewer';
+
+export interface Credentials {
+  authorization?: string;
+  onBehalfOf?: string;
+}
+
+interface UserRow {
+  id: string | bigint;
+  account_id: string | bigint;
+  role: Role;
+  email: string;
+  name: string;
+  password_hash: string;
+  active: boolean;
+}
+
+interface TokenRow {
+  id: string | bigint;
+  account_id: string | bigint;
+  user_id: string | bigint;
+  scopes: string[];
+  client_scopes: string;
+  role: Role;
+  email: string;
+  name: string;
+  needs_touch: boolean;
+}
+
+const BASIC_CACHE_TTL_MS = 60_000;
+const BASIC_CACHE_MAX = 10_000;
+
+export interface AuthenticatorOptions {
+  db: Db;
+  hashKey: Buffer;
+  limits: Pick<Limits, 'loginFailures' | 'loginWindowSeconds'>;
+}
+
+/**
+ * Turns the Authorization (and X-On-Behalf-Of) headers into a Viewer.
+ * Bearer: one indexed query, no KDF. Basic: scrypt, throttled per email in the
+ * database, with a short in-process cache of successful verifications.
+ */
+export class Authenticator {
+  // sha256(key, email, password) → the password hash it was verified against
+  private readonly basicCache = new Map<string, { userId: string; passwordHash: string; until: number }>();
+
+  constructor(private readonly options: AuthenticatorOptions) {}
+
+  /** null when no credentials were presented. */
+  async authenticate(credentials: Credentials): Promise<Viewer | null> {
+    const header = credentials.authorization?.trim();
+    if (!header) {
+      if (credentials.onBehalfOf !== undefined) throw new UnauthenticatedError();
+      return null;
+    }
+    const space = header.indexOf(' ');
+    const scheme = (space < 0 ? header : header.slice(0, space)).toLowerCase();
+    const value = space < 0 ? '' : header.slice(space + 1).trim();
+    if (scheme === 'bearer') {
+      const viewer = await this.bearer(value);
+      return credentials.onBehalfOf === undefined ? viewer : this.impersonate(viewer, credentials.onBehalfOf);
+    }
+    if (scheme === 'basic') {
+      const viewer = await this.basic(value);
+      if (credentials.onBehalfOf !== undefined) throw new ForbiddenError();
+      return viewer;
+    }
+    throw new UnauthenticatedError();
+  }
+
+  hashToken(token: string): string {
+    return hmacHex(this.options.hashKey, token);
+  }
+
+  private async bearer(token: string): Promise<Viewer> {
+    if (!/^[A-Za-z0-9_-]{20,200}$/.test(token)) throw new UnauthenticatedError('Bearer');
+    const rows = await this.options.db.sql<TokenRow>(
+      `SELECT t.id, t.account_id, t.user_id, t.scopes, c.scopes AS client_scopes,
+              u.role::text AS role, u.email, u.name,
+              (t.used_at IS NULL OR t.used_at < now() - interval '60 seconds') AS needs_touch
+         FROM oauth_tokens t
+         JOIN users u ON u.id = t.user_id AND u.active
+         JOIN oauth_clients c ON c.id = t.client_id
+        WHERE t.token_hash = $1 AND t.revoked_at IS NULL
+          AND (t.expires_at IS NULL OR t.expires_at > now())`,
+      [this.hashToken(token)],
+    );
+    const row = rows[0];
+    if (!row) throw new UnauthenticatedError('Bearer');
+    // A token with any invalid scope is refused outright (seed §4.3 rule 6).
+    if (!allScopesValid(row.scopes)) throw new ForbiddenError();
+    if (row.needs_touch) {
+      // used_at moves at most once a minute; the guard makes racing processes write once.
+      await this.options.db.sql(
+        `UPDATE oauth_tokens SET used_at = now()
+          WHERE id = $1 AND (used_at IS NULL OR used_at < now() - interval '60 seconds')`,
+        [String(row.id)],
+      );
+    }
+    return {
+      accountId: BigInt(row.account_id),
+      userId: BigInt(row.user_id),
+      role: row.role,
+      email: row.email,
+      name: row.name,
+      via: 'bearer',
+      token: { id: BigInt(row.id), scopes: row.scopes, clientScopes: row.client_scopes },
+    };
+  }
+
+  private async impersonate(viewer: Viewer, email: string): Promise<Viewer> {
+    const token = viewer.token;
+    if (!token || viewer.role !== 'admin' || !token.scopes.includes('impersonate')) throw new ForbiddenError();
+    const rows = await this.options.db.sql<UserRow>(
+      `SELECT id, account_id, role::text AS role, email, name, password_hash, active
+         FROM users WHERE account_id = $1 AND email_key = $2 AND active AND role = 'end_user'`,
+      [String(viewer.accountId), email.trim().toLowerCase()],
+    );
+    const target = rows[0];
+    if (!target) throw new ForbiddenError();
+    return {
+      accountId: viewer.accountId,
+      userId: BigInt(target.id),
+      role: 'end_user',
+      email: target.email,
+      name: target.name,
+      via: 'bearer',
+      token,
+      impersonatorId: viewer.userId,
+    };
+  }
+
+  private async basic(encoded: string): Promise<Viewer> {
+    const decoded = /^[A-Za-z0-9+/]+={0,2}$/.test(encoded) ? Buffer.from(encoded, 'base64').toString('utf8') : '';
+    const colon = decoded.indexOf(':');
+    if (colon <= 0) throw new UnauthenticatedError();
+    const email = decoded.slice(0, colon);
+    const password = decoded.slice(colon + 1);
+    const emailKey = email.trim().toLowerCase();
+    if (emailKey.length > 320 || password.length > 1024) throw new UnauthenticatedError();
+
+    const failures = await this.recentFailures(emailKey);
+    if (failures.count >= this.options.limits.loginFailures) {
+      throw new RateLimitedError(failures.retryAfter, 'Too many failed login attempts; try again later');
+    }
+    const users = await this.options.db.sql<UserRow>(
+      `SELECT id, account_id, role::text AS role, email, name, password_hash, active
+         FROM users WHERE email_key = $1 ORDER BY id`,
+      [emailKey],
+    );
+    const user = await this.matchPassword(users, emailKey, password);
+    if (!user) {
+      await this.options.db.sql('INSERT INTO login_failures (email_key) VALUES ($1)', [emailKey]);
+      throw new UnauthenticatedError();
+    }
+    if (failures.count > 0) await this.options.db.sql('DELETE FROM login_failures WHERE email_key = $1', [emailKey]);
+    return {
+      accountId: BigInt(user.account_id),
+      userId: BigInt(user.id),
+      role: user.role,
+      email: user.email,
+      name: user.name,
+      via: 'basic',
+    };
+  }
+
+  private async matchPassword(users: UserRow[], emailKey: string, password: string): Promise<UserRow | undefined> {
+    const cacheKey = sha256Hex(`${this.options.hashKey.toString('hex')}\0${emailKey}\0${password}`);
+    const cached = this.basicCache.get(cacheKey);
+    if (cached && cached.until > Date.now()) {
+      // Valid only while the user still has the very hash it was checked against.
+      const same = users.find((u) => String(u.id) === cached.userId && u.password_hash === cached.passwordHash && u.active);
+      if (same) return same;
+    }
+    if (cached) this.basicCache.delete(cacheKey);
+    const active = users.filter((u) => u.active);
+    for (const user of active) {
+      if (await verifyPassword(password, user.password_hash)) {
+        if (this.basicCache.size >= BASIC_CACHE_MAX) this.basicCache.clear();
+        this.basicCache.set(cacheKey, { userId: String(user.id), passwordHash: user.password_hash, until: Date.now() + BASIC_CACHE_TTL_MS });
+        return user;
+      }
+    }
+    // Unknown (or inactive) email: spend the same time as a wrong password.
+    if (active.length === 0) await verifyPassword(password, await dummyPasswordHash());
+    return undefined;
+  }
+
+  /**
+   * The throttle lifts when the limit-th newest failure leaves the window, so
+   * Retry-After is computed from that row (database clock).
+   */
+  private async recentFailures(emailKey: string): Promise<{ count: number; retryAfter: number }> {
+    const { loginFailures: limit, loginWindowSeconds: window } = this.options.limits;
+    const rows = await this.options.db.sql<{ retry_after: string | number }>(
+      `SELECT ceil(extract(epoch FROM (created_at + make_interval(secs => $2) - now()))) AS retry_after
+         FROM login_failures
+        WHERE email_key = $1 AND created_at > now() - make_interval(secs => $2)
+        ORDER BY created_at DESC
+        LIMIT $3`,
+      [emailKey, window, limit],
+    );
+    const last = rows[rows.length - 1];
+    return { count: rows.length, retryAfter: last ? Math.max(1, Number(last.retry_after)) : 0 };
+  }
+}

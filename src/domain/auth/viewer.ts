@@ -1,0 +1,22 @@
+export type Role = 'admin' | 'agent' | 'end_user';
+
+export interface PresentedToken {
+  id: bigint;
+  scopes: string[];
+  /** the client's "read"/"write"/"read write": caps the token */
+  clientScopes: string;
+}
+
+/** Who a request acts as, established once per request by the authenticator. */
+export interface Viewer {
+  accountId: bigint;
+  userId: bigint;
+  role: Role;
+  email: string;
+  name: string;
+  via: 'basic' | 'bearer';
+  /** set when a Bearer token authenticated the request */
+  token?: PresentedToken;
+  /** the admin who impersonates, when X-On-Behalf-Of was honoured */
+  impersonatorId?: bigint;
+}

@@ -1,0 +1,37 @@
+// Token scopes (seed §4.3, API.md §3): parse, validate, decide.
+
+export type Access = 'read' | 'write';
+
+const RESOURCES = new Set([
+  'tickets', 'users', 'auditlogs', 'organizations', 'hc', 'apps', 'triggers', 'automations', 'targets',
+  'webhooks', 'macros', 'requests', 'satisfaction_ratings', 'dynamic_content', 'any_channel', 'web_widget',
+]);
+const READ_ONLY = new Set(['auditlogs']);
+const WRITE_ONLY = new Set(['any_channel', 'web_widget']);
+const ACCESS = new Set(['read', 'write', 'impersonate']);
+
+export function isValidScope(scope: unknown): boolean {
+  if (typeof scope !== 'string') return false;
+  const parts = scope.split(':');
+  if (parts.length === 1) return ACCESS.has(scope) || RESOURCES.has(scope);
+  if (parts.length !== 2) return false;
+  const [resource, access] = parts;
+  if (!RESOURCES.has(resource)) return false;
+  if (access === 'read') return !WRITE_ONLY.has(resource);
+  if (access === 'write') return !READ_ONLY.has(resource);
+  return false; // impersonate is global only; anything else is not an access
+}
+
+export function allScopesValid(scopes: readonly unknown[]): boolean {
+  return scopes.every(isValidScope);
+}
+
+/** The endpoints of this service are not in the resource list: only unscoped read/write grant them. */
+export function scopesGrant(scopes: readonly string[], access: Access): boolean {
+  return scopes.includes(access);
+}
+
+/** A client's scopes ("read", "write", "read write") cap every token issued for it. */
+export function clientAllows(clientScopes: string, access: Access): boolean {
+  return clientScopes.split(/\s+/).includes(access);
+}

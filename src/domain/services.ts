@@ -1,0 +1,23 @@
+import type { Db } from '../db/create-db';
+import type { Limits } from '../config';
+import { Authenticator } from './auth/authenticator';
+import { DirectoryService } from './directory/directory.service';
+
+export interface ServiceOptions {
+  db: Db;
+  hashKey: Buffer;
+  limits: Limits;
+}
+
+/** Every domain service, built once per app over one database. */
+export function createServices(options: ServiceOptions) {
+  const { db, hashKey, limits } = options;
+  return {
+    db,
+    limits,
+    authenticator: new Authenticator({ db, hashKey, limits }),
+    directory: new DirectoryService(db.prisma),
+  };
+}
+
+export type Services = ReturnType<typeof createServices>;

@@ -1,0 +1,55 @@
+import { GraphQLError, type GraphQLFormattedError } from 'graphql';
+import { unwrapResolverError } from '@apollo/server/errors';
+import { HeaderMap } from '@apollo/server';
+import { DomainError, RateLimitedError, UnauthenticatedError, ValidationError } from '../domain/errors';
+import { isDatabaseUnavailable } from '../db/errors';
+
+/** Codes Apollo itself produces for malformed operations: safe to show as they are. */
+const APOLLO_CODES = new Set([
+  'GRAPHQL_PARSE_FAILED', 'GRAPHQL_VALIDATION_FAILED', 'BAD_USER_INPUT', 'BAD_REQUEST',
+  'PERSISTED_QUERY_NOT_FOUND', 'PERSISTED_QUERY_NOT_SUPPORTED', 'OPERATION_RESOLUTION_FAILURE',
+]);
+
+export function domainExtensions(err: DomainError): Record<string, unknown> {
+  const extensions: Record<string, unknown> = { code: err.code };
+  if (err instanceof ValidationError) extensions.details = err.details;
+  if (err instanceof RateLimitedError) extensions.retryAfter = err.retryAfter;
+  return extensions;
+}
+
+/**
+ * For errors raised while building the context (authentication): Apollo uses
+ * extensions.http for the response status and headers.
+ */
+export function contextError(err: DomainError): GraphQLError {
+  const headers = new HeaderMap();
+  let status = 400;
+  if (err instanceof UnauthenticatedError) {
+    status = 401;
+    headers.set('www-authenticate', err.scheme === 'Bearer' ? 'Bearer error="invalid_token"' : 'Basic realm="api"');
+  } else if (err instanceof RateLimitedError) {
+    status = 429;
+    headers.set('retry-after', String(err.retryAfter));
+  } else if (err.code === 'FORBIDDEN') {
+    status = 403;
+  } else if (err.code === 'SERVICE_UNAVAILABLE') {
+    status = 503;
+  }
+  return new GraphQLError(err.message, { originalError: err, extensions: { ...domainExtensions(err), http: { status, headers } } });
+}
+
+export function createFormatError(logError: (err: unknown) => void) {
+  return (formatted: GraphQLFormattedError, error: unknown): GraphQLFormattedError => {
+    const original = unwrapResolverError(error);
+    const cause = original instanceof GraphQLError && original.originalError ? original.originalError : original;
+    const base = { locations: formatted.locations, path: formatted.path };
+    if (cause instanceof DomainError) return { ...base, message: cause.message, extensions: domainExtensions(cause) };
+    if (isDatabaseUnavailable(cause)) {
+      return { ...base, message: 'The service is temporarily unavailable', extensions: { code: 'SERVICE_UNAVAILABLE' } };
+    }
+    const code = formatted.extensions?.code;
+    if (typeof code === 'string' && APOLLO_CODES.has(code)) return { ...base, message: formatted.message, extensions: { code } };
+    logError(cause);
+    return { ...base, message: 'Internal error', extensions: { code: 'INTERNAL_SERVER_ERROR' } };
+  };
+}

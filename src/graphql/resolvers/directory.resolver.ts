@@ -1,0 +1,31 @@
+import { Authorized, Ctx, Query, Resolver } from 'type-graphql';
+import { NotFoundError } from '../../domain/errors';
+import type { GraphQLContext } from '../context';
+import { Account, Group, Me, PhoneNumber, User } from '../types/directory.types';
+
+@Resolver()
+export class DirectoryResolver {
+  @Authorized()
+  @Query(() => Me, { description: 'The authenticated user (or the impersonated end user)' })
+  async me(@Ctx() { viewer, services }: GraphQLContext): Promise<Me> {
+    const v = viewer!;
+    const [user, account] = await Promise.all([
+      services.directory.findUser(v.accountId, v.userId),
+      services.db.prisma.account.findUnique({ where: { id: v.accountId } }),
+    ]);
+    if (!user || !account) throw new NotFoundError();
+    return Object.assign(new Me(), User.from(user), { account: Account.from(account), authenticatedVia: v.via });
+  }
+
+  @Authorized('agent')
+  @Query(() => [PhoneNumber], { description: 'Voice phone numbers of the account (agents and admins)' })
+  async phoneNumbers(@Ctx() { viewer, services }: GraphQLContext): Promise<PhoneNumber[]> {
+    return (await services.directory.listPhoneNumbers(viewer!.accountId)).map(PhoneNumber.from);
+  }
+
+  @Authorized('agent')
+  @Query(() => [Group], { description: 'Groups of the account (agents and admins)' })
+  async groups(@Ctx() { viewer, services }: GraphQLContext): Promise<Group[]> {
+    return (await services.directory.listGroups(viewer!.accountId)).map(Group.from);
+  }
+}

@@ -1,0 +1,20 @@
+import 'reflect-metadata';
+import { buildSchemaSync } from 'type-graphql';
+import type { GraphQLSchema } from 'graphql';
+import { authChecker } from './auth-checker';
+import { DirectoryResolver } from './resolvers/directory.resolver';
+
+export const resolvers = [DirectoryResolver] as const;
+
+let schema: GraphQLSchema | undefined;
+
+/** The one schema, built from the resolver classes (type-graphql metadata is process-wide). */
+export function buildGraphQLSchema(): GraphQLSchema {
+  schema ??= buildSchemaSync({
+    resolvers,
+    authChecker,
+    authMode: 'error',
+    validate: false,
+  });
+  return schema;
+}

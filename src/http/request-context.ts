@@ -1,0 +1,24 @@
+import type { FastifyRequest } from 'fastify';
+import type { Services } from '../domain/services';
+import type { GraphQLContext } from '../graphql/context';
+
+function header(request: FastifyRequest, name: string): string | undefined {
+  const value = request.headers[name];
+  return Array.isArray(value) ? value[0] : value;
+}
+
+/**
+ * The one place a request becomes a context: authentication (and impersonation)
+ * happens here, for GraphQL and REST alike. Throws the domain's auth errors.
+ */
+export function createContextBuilder(services: Services, publicUrl: string | undefined) {
+  return async (request: FastifyRequest): Promise<GraphQLContext> => {
+    const viewer = await services.authenticator.authenticate({
+      authorization: header(request, 'authorization'),
+      onBehalfOf: header(request, 'x-on-behalf-of'),
+    });
+    return { viewer, services, baseUrl: publicUrl ?? `${request.protocol}://${request.host}` };
+  };
+}
+
+export type ContextBuilder = ReturnType<typeof createContextBuilder>;

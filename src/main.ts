@@ -1,0 +1,112 @@
+import 'reflect-metadata';
+import cluster from 'node:cluster';
+import pino from 'pino';
+import { loadConfig, ConfigError, type Config } from './config';
+import { createDb, type Db } from './db/create-db';
+import { applyMigrations } from './db/schema-engine';
+import { DatabaseInUseError } from './db/dir-lock';
+import { bootstrapAdmin } from './domain/directory/bootstrap';
+import { buildApp } from './app';
+import { loggerOptions } from './logger';
+
+const SHUTDOWN_GRACE_MS = 10_000;
+
+/** Migrations and the first admin, under the migration lock (once across concurrent starters). */
+async function prepareDatabase(db: Db, config: Config, log: pino.Logger): Promise<void> {
+  const applied = await db.withMigrationLock(async () => {
+    const names = await applyMigrations(db.migrationFactory());
+    const boot = await bootstrapAdmin(db.prisma, { email: config.adminEmail, password: config.adminPassword });
+    if (boot.created) {
+      if (boot.generatedPassword) {
+        // Shown once, on the very first start; log in with it and change it.
+        log.warn(`created account "default" with admin ${boot.email}; generated password (shown once): ${boot.generatedPassword}`);
+      } else {
+        log.info(`created account "default" with admin ${boot.email} (password from ADMIN_PASSWORD)`);
+      }
+    }
+    return names;
+  });
+  if (applied.length) log.info({ migrations: applied }, 'applied migrations');
+}
+
+async function runServer(config: Config, log: pino.Logger, prepare: boolean): Promise<void> {
+  const db = await createDb({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolSize: config.dbPoolSize });
+  if (prepare) await prepareDatabase(db, config, log);
+  const { fastify } = await buildApp({ db, config, logger: loggerOptions(config.logLevel) });
+  await fastify.listen({ port: config.port, host: config.host });
+  log.info(`listening on http://${config.host}:${config.port} (GraphQL: /graphql, REST: /api/v2, database: ${db.kind})`);
+
+  let stopping = false;
+  const stop = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    log.info({ signal }, 'shutting down: finishing in-flight requests');
+    const timer = setTimeout(() => {
+      log.error('shutdown took too long; exiting');
+      process.exit(1);
+    }, SHUTDOWN_GRACE_MS);
+    timer.unref();
+    try {
+      await fastify.close();
+      await db.close();
+      process.exit(0);
+    } catch (err) {
+      log.error({ err }, 'error during shutdown');
+      process.exit(1);
+    }
+  };
+  process.on('SIGTERM', () => void stop('SIGTERM'));
+  process.on('SIGINT', () => void stop('SIGINT'));
+}
+
+async function runPrimary(config: Config, log: pino.Logger): Promise<void> {
+  // Migrate once here, then fork workers that share the port.
+  const db = await createDb({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolSize: 2 });
+  await prepareDatabase(db, config, log);
+  await db.close();
+  let stopping = false;
+  const fork = () => cluster.fork();
+  for (let i = 0; i < config.webConcurrency; i++) fork();
+  cluster.on('exit', (worker, code) => {
+    if (stopping) {
+      if (Object.keys(cluster.workers ?? {}).length === 0) process.exit(0);
+      return;
+    }
+    log.error({ pid: worker.process.pid, code }, 'worker died; starting another');
+    fork();
+  });
+  const stop = () => {
+    stopping = true;
+    for (const worker of Object.values(cluster.workers ?? {})) worker?.process.kill('SIGTERM');
+    setTimeout(() => process.exit(0), SHUTDOWN_GRACE_MS + 1000).unref();
+  };
+  process.on('SIGTERM', stop);
+  process.on('SIGINT', stop);
+}
+
+async function main(): Promise<void> {
+  let config: Config;
+  try {
+    config = loadConfig();
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      console.error(err.message);
+      process.exit(2);
+    }
+    throw err;
+  }
+  const log = pino(loggerOptions(config.logLevel));
+  try {
+    if (config.webConcurrency > 1 && cluster.isPrimary) await runPrimary(config, log);
+    else await runServer(config, log, cluster.isPrimary);
+  } catch (err) {
+    if (err instanceof DatabaseInUseError) {
+      log.fatal(err.message);
+      process.exit(3);
+    }
+    log.fatal({ err }, 'failed to start');
+    process.exit(1);
+  }
+}
+
+void main();
