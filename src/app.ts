@@ -2,7 +2,7 @@ import 'reflect-metadata';
 import { randomUUID } from 'node:crypto';
 import Fastify, { LogController, type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import { ApolloServer } from '@apollo/server';
-import { fastifyApolloDrainPlugin, fastifyApolloHandler } from '@as-integrations/fastify';
+import { fastifyApolloHandler } from '@as-integrations/fastify';
 import { ApolloServerPluginLandingPageLocalDefault } from '@apollo/server/plugin/landingPage/default';
 import { ApolloServerPluginLandingPageDisabled } from '@apollo/server/plugin/disabled';
 import type { Config } from './config';
@@ -112,7 +112,6 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     hideSchemaDetailsFromClientErrors: !config.graphqlIntrospection,
     formatError: createFormatError((err) => fastify.log.error({ err }, 'graphql resolver error')),
     plugins: [
-      fastifyApolloDrainPlugin(fastify),
       config.graphqlIntrospection
         ? ApolloServerPluginLandingPageLocalDefault({ embed: true, includeCookies: false })
         : ApolloServerPluginLandingPageDisabled(),
@@ -134,6 +133,8 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     }),
   });
 
+  // fastify.close() drains in-flight requests itself; Apollo's fastify drain
+  // plugin would call fastify.close() again from inside it and deadlock.
   fastify.addHook('onClose', async () => {
     await apollo.stop();
   });

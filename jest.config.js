@@ -1,0 +1,25 @@
+/** @type {import('jest').Config} */
+module.exports = {
+  testEnvironment: 'node',
+  roots: ['<rootDir>/test'],
+  testMatch: ['**/*.test.ts'],
+  transform: {
+    '^.+\\.(t|j)sx?$': [
+      '@swc/jest',
+      {
+        jsc: {
+          parser: { syntax: 'typescript', decorators: true },
+          transform: { legacyDecorator: true, decoratorMetadata: true },
+          target: 'es2022',
+        },
+        module: { type: 'commonjs' },
+      },
+    ],
+  },
+  // ESM-only packages: cookie@2 (fastify inject) and the schema engine's wasm glue
+  transformIgnorePatterns: ['/node_modules/(?!(cookie|@prisma/schema-engine-wasm)/)'],
+  testTimeout: 60_000,
+  maxWorkers: 2,
+  // PGlite's Emscripten runtime keeps the event loop alive after close()
+  forceExit: true,
+};

@@ -1,0 +1,127 @@
+import { Writable } from 'node:stream';
+import type { LightMyRequest } from 'fastify';
+import { buildApp, type App } from '../../src/app';
+import type { Limits } from '../../src/config';
+import { hashPassword } from '../../src/domain/auth/passwords';
+import { hmacHex, randomUrlSafe } from '../../src/domain/crypto';
+import type { Role } from '../../src/domain/auth/viewer';
+import { createTestDb, type TestDb } from './test-db';
+
+export const TEST_HASH_KEY = Buffer.from('test-hash-key-0123456789abcdef0123456789', 'utf8');
+export const DEFAULT_LIMITS: Limits = { loginFailures: 10, loginWindowSeconds: 300, callbackRequests: 30, callbackWindowSeconds: 600 };
+
+export interface TestUser {
+  id: bigint;
+  accountId: bigint;
+  email: string;
+  password: string;
+  role: Role;
+  /** Authorization header value for Basic auth */
+  basic: string;
+}
+
+export interface TestContext {
+  app: App;
+  db: TestDb;
+  /** every log line the app wrote, for "no secret in the logs" checks */
+  logs: string[];
+  inject: (opts: LightMyRequest.InjectOptions) => Promise<LightMyRequest.Response>;
+  graphql: (query: string, variables?: Record<string, unknown>, headers?: Record<string, string>) => Promise<LightMyRequest.Response>;
+  createAccount: (name?: string, omnichannelRouting?: boolean) => Promise<bigint>;
+  createUser: (accountId: bigint, role: Role, opts?: { email?: string; password?: string; active?: boolean }) => Promise<TestUser>;
+  close: () => Promise<void>;
+}
+
+let counter = 0;
+// Hashing at full scrypt cost is slow; tests reuse one hash per password.
+const hashCache = new Map<string, Promise<string>>();
+
+export function basicHeader(email: string, password: string): string {
+  return `Basic ${Buffer.from(`${email}:${password}`).toString('base64')}`;
+}
+
+export async function createTestApp(options: { limits?: Partial<Limits>; publicUrl?: string; graphqlIntrospection?: boolean } = {}): Promise<TestContext> {
+  const db = await createTestDb();
+  const logs: string[] = [];
+  const stream = new Writable({
+    write(chunk, _enc, cb) {
+      logs.push(String(chunk));
+      cb();
+    },
+  });
+  const app = await buildApp({
+    db,
+    config: {
+      hashKey: TEST_HASH_KEY,
+      limits: { ...DEFAULT_LIMITS, ...options.limits },
+      publicUrl: options.publicUrl,
+      graphqlIntrospection: options.graphqlIntrospection ?? true,
+      logLevel: 'info',
+    },
+    logger: { level: 'info', stream },
+  });
+  await app.fastify.ready();
+  const inject = (opts: LightMyRequest.InjectOptions) => app.fastify.inject(opts);
+  return {
+    app,
+    db,
+    logs,
+    inject,
+    graphql: (query, variables, headers = {}) =>
+      inject({ method: 'POST', url: '/graphql', headers: { 'content-type': 'application/json', ...headers }, payload: { query, variables } }),
+    async createAccount(name, omnichannelRouting = false) {
+      const account = await db.prisma.account.create({ data: { name: name ?? `account-${process.pid}-${++counter}`, omnichannelRouting } });
+      return account.id;
+    },
+    async createUser(accountId, role, opts = {}) {
+      const email = opts.email ?? `${role}-${++counter}@example.com`;
+      const password = opts.password ?? `pw-${role}-secret`;
+      if (!hashCache.has(password)) hashCache.set(password, hashPassword(password));
+      const user = await db.prisma.user.create({
+        data: { accountId, email, emailKey: email.toLowerCase(), name: email.split('@')[0], role, passwordHash: await hashCache.get(password)!, active: opts.active ?? true },
+      });
+      return { id: user.id, accountId, email, password, role, basic: basicHeader(email, password) };
+    },
+    async close() {
+      await app.fastify.close();
+      await db.close();
+    },
+  };
+}
+
+/**
+ * Issues a token straight into the database, hashed exactly as the service
+ * stores tokens (for auth tests that predate the token API).
+ */
+export async function insertToken(
+  ctx: TestContext,
+  user: TestUser,
+  opts: { scopes?: string[]; clientScopes?: string; expiresAt?: Date; revokedAt?: Date } = {},
+): Promise<{ token: string; id: bigint; clientId: bigint }> {
+  const client = await ctx.db.prisma.oAuthClient.create({
+    data: {
+      accountId: user.accountId,
+      name: 'test client',
+      identifier: randomUrlSafe(30),
+      secretHash: hmacHex(TEST_HASH_KEY, randomUrlSafe()),
+      secretPrefix: 'xxxxxxxxxx',
+      scopes: opts.clientScopes ?? 'read write',
+      redirectUris: ['https://example.com/cb'],
+      agentId: user.id,
+    },
+  });
+  const token = randomUrlSafe(32);
+  const row = await ctx.db.prisma.oAuthToken.create({
+    data: {
+      accountId: user.accountId,
+      clientId: client.id,
+      userId: user.id,
+      tokenHash: hmacHex(TEST_HASH_KEY, token),
+      tokenPrefix: token.slice(0, 10),
+      scopes: opts.scopes ?? ['read', 'write'],
+      expiresAt: opts.expiresAt,
+      revokedAt: opts.revokedAt,
+    },
+  });
+  return { token, id: row.id, clientId: client.id };
+}
