@@ -14,6 +14,8 @@ import { buildGraphQLSchema } from './graphql/schema';
 import { contextError, createFormatError } from './graphql/errors';
 import type { GraphQLContext } from './graphql/context';
 import { createContextBuilder } from './http/request-context';
+import { registerRestRoutes } from './rest/adapter';
+import { restRoutes } from './rest/routes';
 import { badRequest, envelopeFor, internalError, notFound, type ErrorResponse } from './http/error-envelope';
 
 export const BODY_LIMIT = 64 * 1024;
@@ -104,8 +106,9 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     }
   });
 
+  const schema = buildGraphQLSchema();
   const apollo = new ApolloServer<GraphQLContext>({
-    schema: buildGraphQLSchema(),
+    schema,
     introspection: config.graphqlIntrospection,
     includeStacktraceInErrorResponses: false,
     allowBatchedHttpRequests: false,
@@ -132,6 +135,8 @@ export async function buildApp(deps: AppDeps): Promise<App> {
       },
     }),
   });
+
+  registerRestRoutes(fastify, { schema, buildContext, routes: restRoutes });
 
   // fastify.close() drains in-flight requests itself; Apollo's fastify drain
   // plugin would call fastify.close() again from inside it and deadlock.

@@ -2,6 +2,7 @@ import type { Db } from '../db/create-db';
 import type { Limits } from '../config';
 import { Authenticator } from './auth/authenticator';
 import { DirectoryService } from './directory/directory.service';
+import { OAuthClientService } from './oauth-clients/oauth-client.service';
 
 export interface ServiceOptions {
   db: Db;
@@ -17,6 +18,7 @@ export function createServices(options: ServiceOptions) {
     limits,
     authenticator: new Authenticator({ db, hashKey, limits }),
     directory: new DirectoryService(db.prisma),
+    oauthClients: new OAuthClientService(db.prisma, hashKey),
   };
 }
 

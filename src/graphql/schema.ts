@@ -3,8 +3,9 @@ import { buildSchemaSync } from 'type-graphql';
 import type { GraphQLSchema } from 'graphql';
 import { authChecker } from './auth-checker';
 import { DirectoryResolver } from './resolvers/directory.resolver';
+import { OAuthClientResolver } from './resolvers/oauth-client.resolver';
 
-export const resolvers = [DirectoryResolver] as const;
+export const resolvers = [DirectoryResolver, OAuthClientResolver] as const;
 
 let schema: GraphQLSchema | undefined;
 

@@ -1,5 +1,5 @@
 import { Writable } from 'node:stream';
-import type { LightMyRequest } from 'fastify';
+import type { InjectOptions, LightMyRequestResponse } from 'fastify';
 import { buildApp, type App } from '../../src/app';
 import type { Limits } from '../../src/config';
 import { hashPassword } from '../../src/domain/auth/passwords';
@@ -25,8 +25,8 @@ export interface TestContext {
   db: TestDb;
   /** every log line the app wrote, for "no secret in the logs" checks */
   logs: string[];
-  inject: (opts: LightMyRequest.InjectOptions) => Promise<LightMyRequest.Response>;
-  graphql: (query: string, variables?: Record<string, unknown>, headers?: Record<string, string>) => Promise<LightMyRequest.Response>;
+  inject: (opts: InjectOptions) => Promise<LightMyRequestResponse>;
+  graphql: (query: string, variables?: Record<string, unknown>, headers?: Record<string, string>) => Promise<LightMyRequestResponse>;
   createAccount: (name?: string, omnichannelRouting?: boolean) => Promise<bigint>;
   createUser: (accountId: bigint, role: Role, opts?: { email?: string; password?: string; active?: boolean }) => Promise<TestUser>;
   close: () => Promise<void>;
@@ -61,7 +61,7 @@ export async function createTestApp(options: { limits?: Partial<Limits>; publicU
     logger: { level: 'info', stream },
   });
   await app.fastify.ready();
-  const inject = (opts: LightMyRequest.InjectOptions) => app.fastify.inject(opts);
+  const inject = (opts: InjectOptions) => app.fastify.inject(opts);
   return {
     app,
     db,

@@ -1,0 +1,91 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { execute, validate, type GraphQLSchema } from 'graphql';
+import type { TypedDocumentNode } from '@graphql-typed-document-node/core';
+import { BadRequestError, DomainError } from '../domain/errors';
+import type { ContextBuilder } from '../http/request-context';
+import { envelopeFor, internalError, notFound, type ErrorResponse } from '../http/error-envelope';
+
+export interface RestRequest {
+  params: Record<string, string>;
+  query: Record<string, unknown>;
+  body: Record<string, unknown> | undefined;
+  /** absolute base URL (PUBLIC_URL or scheme://host) */
+  baseUrl: string;
+  /** the request path and query as received, for pagination links */
+  url: string;
+}
+
+export interface RestResult {
+  status: number;
+  body?: unknown;
+  headers?: Record<string, string>;
+}
+
+/**
+ * One REST route = one fixed GraphQL operation: variables in, Zendesk JSON out.
+ * Authentication, authorization, validation and business rules all run below
+ * the resolvers, exactly as for a GraphQL client.
+ */
+export interface RestRoute<TData = unknown, TVariables = Record<string, unknown>> {
+  method: 'GET' | 'POST' | 'PUT' | 'DELETE';
+  /** paths under /api/v2, without the .json suffix (added automatically) */
+  paths: string[];
+  document: TypedDocumentNode<TData, TVariables>;
+  variables: (req: RestRequest) => TVariables;
+  respond: (data: TData, req: RestRequest) => RestResult;
+}
+
+/** Type helper: infers TData/TVariables from the document. */
+export function defineRoute<TData, TVariables>(route: RestRoute<TData, TVariables>): RestRoute<TData, TVariables> {
+  return route;
+}
+
+function send(reply: FastifyReply, r: ErrorResponse | RestResult) {
+  if (r.headers) reply.headers(r.headers);
+  reply.code(r.status);
+  if (r.body === undefined) return reply.send();
+  return reply.type('application/json; charset=utf-8').send(r.body);
+}
+
+/** The .json variant of a path: /a/:id → /a/:id.json is handled by stripping the suffix from the last param. */
+function withJsonVariants(path: string): string[] {
+  return path.endsWith('/:id') ? [path] : [path, `${path}.json`];
+}
+
+export function registerRestRoutes(
+  fastify: FastifyInstance,
+  options: { schema: GraphQLSchema; buildContext: ContextBuilder; routes: RestRoute<any, any>[] },
+): void {
+  const { schema, buildContext } = options;
+  for (const route of options.routes) {
+    // Parsed by the loader, validated here once at start-up: never per request.
+    const errors = validate(schema, route.document);
+    if (errors.length) throw new Error(`REST operation for ${route.method} ${route.paths[0]} is invalid: ${errors.map((e) => e.message).join('; ')}`);
+
+    const handler = async (request: FastifyRequest, reply: FastifyReply) => {
+      const params = { ...(request.params as Record<string, string>) };
+      if (params.id?.endsWith('.json')) params.id = params.id.slice(0, -5);
+      const raw = request.body;
+      if (raw !== undefined && (raw === null || typeof raw !== 'object' || Array.isArray(raw))) {
+        throw new BadRequestError('The request body must be a JSON object');
+      }
+      const context = await buildContext(request);
+      const rest: RestRequest = { params, query: request.query as Record<string, unknown>, body: raw as Record<string, unknown> | undefined, baseUrl: context.baseUrl, url: request.url };
+      const result = await execute({ schema, document: route.document, variableValues: route.variables(rest) as Record<string, unknown>, contextValue: context });
+      if (result.errors?.length) {
+        const first = result.errors[0];
+        const cause = first.originalError ?? first;
+        const mapped = envelopeFor(cause);
+        if (mapped) return send(reply, mapped);
+        if (!first.originalError || !(first.originalError instanceof DomainError)) request.log.error({ err: cause }, 'REST operation failed');
+        return send(reply, internalError());
+      }
+      return send(reply, route.respond(result.data as never, rest));
+    };
+    for (const path of route.paths.flatMap(withJsonVariants)) {
+      fastify.route({ method: route.method, url: `/api/v2${path}`, handler });
+    }
+  }
+}
+
+export { notFound };

@@ -1,0 +1,95 @@
+import {
+  RestCreateOAuthClientDocument,
+  RestDeleteOAuthClientDocument,
+  RestGenerateOAuthClientSecretDocument,
+  RestListOAuthClientsDocument,
+  RestShowOAuthClientDocument,
+  RestUpdateOAuthClientDocument,
+  type RestOAuthClientFragment,
+} from '../generated/graphql';
+import { NotFoundError } from '../domain/errors';
+import { defineRoute, type RestRoute } from './adapter';
+import { isoSeconds, pickFields, unwrap } from './body';
+
+/** Zendesk's OAuth client JSON (API.md §5). */
+export function serializeOAuthClient(c: RestOAuthClientFragment) {
+  return {
+    id: Number(c.id),
+    name: c.name,
+    company: c.company ?? null,
+    client_identifier: c.clientIdentifier,
+    client_secret: c.clientSecret,
+    client_type: c.clientType.toLowerCase(),
+    redirect_uris: c.redirectUris.join(' '),
+    scopes: c.scopes,
+    agent_id: c.agentId === null || c.agentId === undefined ? null : Number(c.agentId),
+    create_date: isoSeconds(c.createDate),
+    update_date: isoSeconds(c.updateDate),
+  };
+}
+
+const CLIENT_FIELDS = {
+  name: { kind: 'string', label: 'Name', to: 'name' },
+  company: { kind: 'string', label: 'Company', to: 'company' },
+  client_type: {
+    kind: 'enum', label: 'Client type', to: 'clientType',
+    values: { public: 'PUBLIC', confidential: 'CONFIDENTIAL' }, message: 'must be "public" or "confidential"',
+  },
+  scopes: { kind: 'string', label: 'Scopes', to: 'scopes' },
+  redirect_uris: { kind: 'strings', label: 'Redirect uris', to: 'redirectUris' },
+} as const;
+
+/** Flat (seed) or wrapped in {"client": {...}} (Support API style). */
+const clientInput = (body: Record<string, unknown> | undefined) => pickFields(unwrap(body, 'client'), CLIENT_FIELDS);
+
+export const oauthClientRoutes: RestRoute<any, any>[] = [
+  defineRoute({
+    method: 'GET',
+    paths: ['/oauth/clients'],
+    document: RestListOAuthClientsDocument,
+    variables: () => ({}),
+    respond: (data) => ({ status: 200, body: data.oauthClients.map(serializeOAuthClient) }),
+  }),
+  defineRoute({
+    method: 'GET',
+    paths: ['/oauth/clients/:id'],
+    document: RestShowOAuthClientDocument,
+    variables: (req) => ({ id: req.params.id }),
+    respond: (data) => {
+      if (!data.oauthClient) throw new NotFoundError();
+      return { status: 200, body: serializeOAuthClient(data.oauthClient) };
+    },
+  }),
+  defineRoute({
+    method: 'POST',
+    paths: ['/oauth/clients'],
+    document: RestCreateOAuthClientDocument,
+    variables: (req) => ({ input: clientInput(req.body) }),
+    respond: (data, req) => ({
+      status: 201,
+      body: serializeOAuthClient(data.createOAuthClient),
+      headers: { location: `${req.baseUrl}/api/v2/oauth/clients/${data.createOAuthClient.id}.json` },
+    }),
+  }),
+  defineRoute({
+    method: 'PUT',
+    paths: ['/oauth/clients/:id'],
+    document: RestUpdateOAuthClientDocument,
+    variables: (req) => ({ id: req.params.id, input: clientInput(req.body) }),
+    respond: (data) => ({ status: 200, body: serializeOAuthClient(data.updateOAuthClient) }),
+  }),
+  defineRoute({
+    method: 'DELETE',
+    paths: ['/oauth/clients/:id'],
+    document: RestDeleteOAuthClientDocument,
+    variables: (req) => ({ id: req.params.id }),
+    respond: () => ({ status: 204 }),
+  }),
+  defineRoute({
+    method: 'POST',
+    paths: ['/oauth/clients/:id', '/oauth/clients/:id/client_secret'],
+    document: RestGenerateOAuthClientSecretDocument,
+    variables: (req) => ({ id: req.params.id }),
+    respond: (data) => ({ status: 200, body: { client_secret: data.generateOAuthClientSecret.clientSecret } }),
+  }),
+];
