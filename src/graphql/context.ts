@@ -1,9 +1,12 @@
 import type { Services } from '../domain/services';
 import type { Viewer } from '../domain/auth/viewer';
+import type { Loaders } from './loaders';
 
 export interface GraphQLContext {
   viewer: Viewer | null;
   services: Services;
   /** scheme://host of the request, or PUBLIC_URL: the base of url fields */
   baseUrl: string;
+  /** per-request DataLoaders; null without a viewer */
+  loaders: Loaders | null;
 }

@@ -1,6 +1,7 @@
 import type { FastifyRequest } from 'fastify';
 import type { Services } from '../domain/services';
 import type { GraphQLContext } from '../graphql/context';
+import { Loaders } from '../graphql/loaders';
 
 function header(request: FastifyRequest, name: string): string | undefined {
   const value = request.headers[name];
@@ -17,7 +18,12 @@ export function createContextBuilder(services: Services, publicUrl: string | und
       authorization: header(request, 'authorization'),
       onBehalfOf: header(request, 'x-on-behalf-of'),
     });
-    return { viewer, services, baseUrl: publicUrl ?? `${request.protocol}://${request.host}` };
+    return {
+      viewer,
+      services,
+      baseUrl: publicUrl ?? `${request.protocol}://${request.host}`,
+      loaders: viewer ? new Loaders(services, viewer.accountId) : null,
+    };
   };
 }
 

@@ -74,6 +74,11 @@ export class DirectoryService {
     return this.prisma.user.findMany({ where: accountId === undefined ? {} : { accountId }, orderBy: { id: 'asc' }, select: USER_FIELDS });
   }
 
+  /** Users by id within one account, for DataLoader batching. */
+  findUsers(accountId: bigint, ids: readonly bigint[]): Promise<UserRecord[]> {
+    return this.prisma.user.findMany({ where: { accountId, id: { in: [...ids] } }, select: USER_FIELDS });
+  }
+
   findUser(accountId: bigint, id: bigint): Promise<UserRecord | null> {
     return this.prisma.user.findFirst({ where: { accountId, id }, select: USER_FIELDS });
   }

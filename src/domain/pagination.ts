@@ -1,0 +1,65 @@
+import { createHmac } from 'node:crypto';
+import { BadRequestError } from './errors';
+import { constantTimeEqual } from './crypto';
+
+export const MAX_PAGE_SIZE = 100;
+export const MAX_OFFSET_RECORDS = 10_000;
+
+/** Keyset page request: forward (after) or backward (before), size 1..100. */
+export interface KeysetPage {
+  size: number;
+  after?: bigint;
+  before?: bigint;
+}
+
+export interface OffsetPage {
+  page: number;
+  perPage: number;
+}
+
+export interface PageResult<T> {
+  items: T[];
+  hasNextPage: boolean;
+  hasPreviousPage: boolean;
+}
+
+/**
+ * Opaque cursors: the id, signed with the server key so that a tampered or
+ * foreign cursor is refused (400) instead of silently moving the window.
+ */
+export class CursorCodec {
+  constructor(private readonly key: Buffer) {}
+
+  private sign(payload: string): string {
+    return createHmac('sha256', this.key).update(`cursor:${payload}`).digest('base64url').slice(0, 16);
+  }
+
+  encode(id: bigint): string {
+    const payload = Buffer.from(String(id)).toString('base64url');
+    return `${payload}.${this.sign(payload)}`;
+  }
+
+  decode(cursor: string): bigint {
+    const [payload, signature, extra] = cursor.split('.');
+    if (!payload || !signature || extra !== undefined || !constantTimeEqual(signature, this.sign(payload))) {
+      throw new BadRequestError('Invalid pagination cursor');
+    }
+    const text = Buffer.from(payload, 'base64url').toString('utf8');
+    if (!/^[1-9]\d{0,18}$/.test(text)) throw new BadRequestError('Invalid pagination cursor');
+    return BigInt(text);
+  }
+}
+
+/** Clamps a requested page size into 1..100 (absent → 100); below 1 is an error. */
+export function clampSize(raw: number | undefined | null, fallback = MAX_PAGE_SIZE): number {
+  if (raw === undefined || raw === null) return fallback;
+  if (!Number.isInteger(raw) || raw < 1) throw new BadRequestError('Page size must be a positive integer');
+  return Math.min(raw, MAX_PAGE_SIZE);
+}
+
+export function checkOffsetPage(page: OffsetPage): void {
+  if (!Number.isInteger(page.page) || page.page < 1) throw new BadRequestError('page must be a positive integer');
+  if (page.page * page.perPage > MAX_OFFSET_RECORDS) {
+    throw new BadRequestError(`Offset pagination is limited to the first ${MAX_OFFSET_RECORDS} records; use cursor pagination (page[size], page[after]) to go further`);
+  }
+}

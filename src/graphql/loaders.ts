@@ -1,0 +1,36 @@
+import DataLoader from 'dataloader';
+import type { Services } from '../domain/services';
+import type { OAuthClientRecord } from '../domain/oauth-clients/oauth-client.service';
+import type { OAuthTokenRecord } from '../domain/oauth-tokens/oauth-token.service';
+import type { UserRecord } from '../domain/directory/directory.service';
+
+export const CLIENT_TOKENS_LIMIT = 100;
+
+function byId<T extends { id: bigint }>(ids: readonly bigint[], rows: T[]): (T | null)[] {
+  const map = new Map(rows.map((r) => [r.id, r]));
+  return ids.map((id) => map.get(id) ?? null);
+}
+
+/** Per-request batching of related objects (no N+1), always within one account. Created lazily. */
+export class Loaders {
+  private clients?: DataLoader<bigint, OAuthClientRecord | null>;
+  private users?: DataLoader<bigint, UserRecord | null>;
+  private tokens?: DataLoader<bigint, OAuthTokenRecord[]>;
+
+  constructor(private readonly services: Services, private readonly accountId: bigint) {}
+
+  get clientById() {
+    return (this.clients ??= new DataLoader(async (ids) => byId(ids, await this.services.oauthClients.findMany(this.accountId, ids))));
+  }
+
+  get userById() {
+    return (this.users ??= new DataLoader(async (ids) => byId(ids, await this.services.directory.findUsers(this.accountId, ids))));
+  }
+
+  get tokensByClientId() {
+    return (this.tokens ??= new DataLoader(async (ids) => {
+      const rows = await this.services.oauthTokens.firstByClients(this.accountId, ids, CLIENT_TOKENS_LIMIT);
+      return ids.map((id) => rows.filter((r) => r.clientId === id));
+    }));
+  }
+}

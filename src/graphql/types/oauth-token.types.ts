@@ -1,0 +1,70 @@
+import { ArgsType, Field, ID, InputType, Int, ObjectType } from 'type-graphql';
+import type { OAuthTokenRecord } from '../../domain/oauth-tokens/oauth-token.service';
+
+@ObjectType({ description: 'An OAuth access token (seed §2.2)' })
+export class OAuthToken {
+  @Field(() => ID) id!: string;
+  @Field({ description: 'In full only in the createOAuthToken response; otherwise its first 10 characters' }) token!: string;
+  @Field(() => ID, { nullable: true, description: 'null once the client was deleted' }) clientId!: string | null;
+  @Field(() => ID) userId!: string;
+  @Field(() => [String], { description: 'As given at creation, invalid ones included' }) scopes!: string[];
+  @Field() createdAt!: Date;
+  @Field(() => Date, { nullable: true, description: 'null: the token does not expire' }) expiresAt!: Date | null;
+  @Field(() => Date, { nullable: true, description: 'Last time it authenticated a request (updated at most once a minute)' }) usedAt!: Date | null;
+  @Field(() => String, { nullable: true, description: 'null for tokens created through this API' }) refreshToken!: string | null;
+  @Field({ description: 'REST URL of this record' }) url!: string;
+
+  static from(r: OAuthTokenRecord, baseUrl: string): OAuthToken {
+    return Object.assign(new OAuthToken(), {
+      id: String(r.id),
+      token: r.token,
+      clientId: r.clientId === null ? null : String(r.clientId),
+      userId: String(r.userId),
+      scopes: r.scopes,
+      createdAt: r.createdAt,
+      expiresAt: r.expiresAt,
+      usedAt: r.usedAt,
+      refreshToken: null,
+      url: `${baseUrl}/api/v2/oauth/tokens/${r.id}.json`,
+    });
+  }
+}
+
+@ObjectType()
+export class OAuthTokenEdge {
+  @Field() cursor!: string;
+  @Field(() => OAuthToken) node!: OAuthToken;
+}
+
+@ObjectType()
+export class PageInfo {
+  @Field() hasNextPage!: boolean;
+  @Field() hasPreviousPage!: boolean;
+  @Field(() => String, { nullable: true }) startCursor!: string | null;
+  @Field(() => String, { nullable: true }) endCursor!: string | null;
+}
+
+@ObjectType({ description: 'Relay connection of tokens, id ascending' })
+export class OAuthTokenConnection {
+  @Field(() => [OAuthTokenEdge]) edges!: OAuthTokenEdge[];
+  @Field(() => PageInfo) pageInfo!: PageInfo;
+  /** counted only when totalCount is asked for */
+  count!: () => Promise<number>;
+}
+
+@ArgsType()
+export class OAuthTokensArgs {
+  @Field(() => ID, { nullable: true, description: 'Only the tokens of this client' }) clientId?: string | null;
+  @Field(() => Int, { nullable: true, description: '1..100 (larger values are clamped); default 100' }) first?: number | null;
+  @Field(() => String, { nullable: true }) after?: string | null;
+  @Field(() => Int, { nullable: true, description: '1..100, paging backwards from `before`' }) last?: number | null;
+  @Field(() => String, { nullable: true }) before?: string | null;
+  @Field(() => Int, { nullable: true, description: 'Offset pagination (REST compatibility): page number, from 1' }) page?: number | null;
+  @Field(() => Int, { nullable: true, description: 'Offset pagination: records per page, 1..100' }) perPage?: number | null;
+}
+
+@InputType()
+export class CreateOAuthTokenInput {
+  @Field(() => ID, { nullable: true, description: "The client's id (not its identifier)" }) clientId?: string | null;
+  @Field(() => [String], { nullable: true, description: 'e.g. ["read"], ["read", "write"]' }) scopes?: string[] | null;
+}
