@@ -2,6 +2,8 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { execute, validate, type GraphQLSchema } from 'graphql';
 import type { TypedDocumentNode } from '@graphql-typed-document-node/core';
 import { BadRequestError, DomainError } from '../domain/errors';
+import { authorize } from '../domain/authorization';
+import type { Role } from '../domain/auth/viewer';
 import type { ContextBuilder } from '../http/request-context';
 import { envelopeFor, internalError, notFound, type ErrorResponse } from '../http/error-envelope';
 
@@ -31,6 +33,12 @@ export interface RestRoute<TData = unknown, TVariables = Record<string, unknown>
   /** paths under /api/v2, without the .json suffix (added automatically) */
   paths: string[];
   document: TypedDocumentNode<TData, TVariables>;
+  /**
+   * Roles of the operation, for routes whose variables() checks body types: the
+   * caller is authorized first, so a stranger gets 401/403, never a 422 that
+   * reveals the validation rules. (The resolvers check again, with the same code.)
+   */
+  roles?: Role[];
   variables: (req: RestRequest) => TVariables;
   respond: (data: TData, req: RestRequest) => RestResult;
 }
@@ -70,6 +78,7 @@ export function registerRestRoutes(
         throw new BadRequestError('The request body must be a JSON object');
       }
       const context = await buildContext(request);
+      if (route.roles) authorize(context.viewer, { roles: route.roles, access: route.method === 'GET' ? 'read' : 'write' });
       const rest: RestRequest = { params, query: request.query as Record<string, unknown>, body: raw as Record<string, unknown> | undefined, baseUrl: context.baseUrl, url: request.url };
       const result = await execute({ schema, document: route.document, variableValues: route.variables(rest) as Record<string, unknown>, contextValue: context });
       if (result.errors?.length) {

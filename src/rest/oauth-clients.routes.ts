@@ -64,6 +64,7 @@ export const oauthClientRoutes: RestRoute<any, any>[] = [
     method: 'POST',
     paths: ['/oauth/clients'],
     document: RestCreateOAuthClientDocument,
+    roles: ['admin'],
     variables: (req) => ({ input: clientInput(req.body) }),
     respond: (data, req) => ({
       status: 201,
@@ -75,6 +76,7 @@ export const oauthClientRoutes: RestRoute<any, any>[] = [
     method: 'PUT',
     paths: ['/oauth/clients/:id'],
     document: RestUpdateOAuthClientDocument,
+    roles: ['admin'],
     variables: (req) => ({ id: req.params.id, input: clientInput(req.body) }),
     respond: (data) => ({ status: 200, body: serializeOAuthClient(data.updateOAuthClient) }),
   }),

@@ -106,6 +106,7 @@ export const oauthTokenRoutes: RestRoute<any, any>[] = [
     method: 'POST',
     paths: ['/oauth/tokens'],
     document: RestCreateOAuthTokenDocument,
+    roles: ['admin'],
     variables: (req) => {
       const body = unwrap(req.body, 'token');
       // The body's client_id wins; the query parameter is the fallback (seed §4.2).
