@@ -52,7 +52,8 @@ export class ValidationError extends DomainError {
 
 export class RateLimitedError extends DomainError {
   readonly code = 'RATE_LIMITED' as const;
-  constructor(readonly retryAfter: number, message = 'Too many requests') {
+  /** `limit`: the budget of the window, sent as X-Rate-Limit where the endpoint advertises it */
+  constructor(readonly retryAfter: number, message = 'Too many requests', readonly limit?: number) {
     super(message);
   }
 }

@@ -20,7 +20,8 @@ export function envelopeFor(err: unknown): ErrorResponse | undefined {
     return { status: 422, body: { error: 'RecordInvalid', description: 'Record validation errors', details: err.details } };
   }
   if (err instanceof RateLimitedError) {
-    return { status: 429, body: { error: 'TooManyRequests', description: err.message }, headers: { 'retry-after': String(err.retryAfter) } };
+    const budget: Record<string, string> = err.limit === undefined ? {} : { 'x-rate-limit': String(err.limit), 'x-rate-limit-remaining': '0' };
+    return { status: 429, body: { error: 'TooManyRequests', description: err.message }, headers: { 'retry-after': String(err.retryAfter), ...budget } };
   }
   if (err instanceof DomainError) {
     switch (err.code) {

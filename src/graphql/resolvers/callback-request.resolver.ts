@@ -1,0 +1,41 @@
+import { Arg, Args, Authorized, Ctx, Mutation, Query, Resolver } from 'type-graphql';
+import { clampSize } from '../../domain/pagination';
+import type { GraphQLContext } from '../context';
+import {
+  CallbackRequest,
+  CallbackRequestConnection,
+  CallbackRequestInput,
+  CallbackRequestsArgs,
+} from '../types/callback-request.types';
+
+/** Agents and admins (seed §4.4). */
+@Resolver(() => CallbackRequest)
+export class CallbackRequestResolver {
+  @Authorized('agent')
+  @Mutation(() => CallbackRequest, { description: 'Queues a callback; counts against the account limit of 30 per rolling 10 minutes' })
+  async createCallbackRequest(
+    @Arg('input', () => CallbackRequestInput) input: CallbackRequestInput,
+    @Ctx() { viewer, services }: GraphQLContext,
+  ): Promise<CallbackRequest> {
+    return CallbackRequest.from(await services.callbackRequests.create(viewer!, input));
+  }
+
+  @Authorized('agent')
+  @Query(() => CallbackRequestConnection, { description: 'Callback requests of the account, id ascending, for dashboards' })
+  async callbackRequests(@Args(() => CallbackRequestsArgs) args: CallbackRequestsArgs, @Ctx() { viewer, services }: GraphQLContext): Promise<CallbackRequestConnection> {
+    const size = clampSize(args.first, 50);
+    const after = args.after ? services.cursors.decode(args.after) : undefined;
+    const page = await services.callbackRequests.list(viewer!, { phoneNumberId: args.phoneNumberId, status: args.status, size, after });
+    const edges = page.records.map((r) => ({ cursor: services.cursors.encode(r.id), node: CallbackRequest.from(r) }));
+    return {
+      edges,
+      pageInfo: {
+        hasNextPage: page.hasNextPage,
+        hasPreviousPage: Boolean(args.after),
+        startCursor: edges[0]?.cursor ?? null,
+        endCursor: edges.at(-1)?.cursor ?? null,
+      },
+      totalCount: page.totalCount,
+    };
+  }
+}

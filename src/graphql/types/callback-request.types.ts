@@ -1,0 +1,79 @@
+import { ArgsType, Field, ID, InputType, Int, ObjectType, registerEnumType } from 'type-graphql';
+import type { CallbackRequestRecord, CreatedCallbackRequest } from '../../domain/callback-requests/callback-request.service';
+import { PageInfo } from './oauth-token.types';
+
+export enum CallbackRequestStatus {
+  QUEUED = 'queued',
+  CALLING = 'calling',
+  COMPLETED = 'completed',
+  CANCELLED = 'cancelled',
+}
+registerEnumType(CallbackRequestStatus, { name: 'CallbackRequestStatus' });
+
+@ObjectType({ description: "The account's budget of callback request creations in the current rolling window" })
+export class CallbackRateLimit {
+  @Field(() => Int, { description: 'Creations allowed per window (X-Rate-Limit)' }) limit!: number;
+  @Field(() => Int, { description: 'Creations left in the window after this one (X-Rate-Limit-Remaining)' }) remaining!: number;
+}
+
+@ObjectType({ description: 'A caller waiting to be called back on a voice phone number (seed §2.3)' })
+export class CallbackRequest {
+  @Field(() => ID) id!: string;
+  @Field(() => ID) phoneNumberId!: string;
+  @Field({ description: 'E.164' }) requesterPhoneNumber!: string;
+  @Field(() => [ID], { description: 'The groups the request asked for' }) requestedGroupIds!: string[];
+  @Field(() => [ID], { description: 'The groups it is routed to: only the first one with omnichannel routing, else all' })
+  routedGroupIds!: string[];
+  @Field(() => CallbackRequestStatus) status!: CallbackRequestStatus;
+  @Field(() => Int, { nullable: true, description: "Place in its phone number's queue, 1 = next; null unless queued" })
+  queuePosition!: number | null;
+  @Field(() => ID, { nullable: true, description: 'The agent who created it' }) createdById!: string | null;
+  @Field() createdAt!: Date;
+  @Field(() => CallbackRateLimit, { nullable: true, description: 'Only on the result of createCallbackRequest' })
+  rateLimit!: CallbackRateLimit | null;
+
+  static from(r: CallbackRequestRecord | CreatedCallbackRequest): CallbackRequest {
+    return Object.assign(new CallbackRequest(), {
+      id: String(r.id),
+      phoneNumberId: String(r.phoneNumberId),
+      requesterPhoneNumber: r.requesterPhoneNumber,
+      requestedGroupIds: r.requestedGroupIds.map(String),
+      routedGroupIds: r.routedGroupIds.map(String),
+      status: r.status as CallbackRequestStatus,
+      queuePosition: r.queuePosition,
+      createdById: r.createdById === null ? null : String(r.createdById),
+      createdAt: r.createdAt,
+      rateLimit: 'rateLimit' in r ? Object.assign(new CallbackRateLimit(), r.rateLimit) : null,
+    });
+  }
+}
+
+@ObjectType()
+export class CallbackRequestEdge {
+  @Field() cursor!: string;
+  @Field(() => CallbackRequest) node!: CallbackRequest;
+}
+
+@ObjectType({ description: 'Callback requests, id ascending (queue order)' })
+export class CallbackRequestConnection {
+  @Field(() => [CallbackRequestEdge]) edges!: CallbackRequestEdge[];
+  @Field(() => PageInfo) pageInfo!: PageInfo;
+  @Field(() => Int, { description: 'Requests matching the filter, all pages' }) totalCount!: number;
+}
+
+@InputType({ description: 'A callback request to create (seed §2.3)' })
+export class CallbackRequestInput {
+  @Field(() => ID, { nullable: true, description: 'Required: a voice phone number of the account' }) phoneNumberId?: string | null;
+  @Field(() => String, { nullable: true, description: 'Required: the number to call back, E.164 (e.g. +12518717081)' })
+  requesterPhoneNumber?: string | null;
+  @Field(() => [ID], { nullable: true, description: 'Groups of the account to route to; with omnichannel routing only the first is used' })
+  groupIds?: string[] | null;
+}
+
+@ArgsType()
+export class CallbackRequestsArgs {
+  @Field(() => ID, { nullable: true }) phoneNumberId?: string | null;
+  @Field(() => CallbackRequestStatus, { nullable: true }) status?: CallbackRequestStatus | null;
+  @Field(() => Int, { nullable: true, defaultValue: 50, description: '1..100 (more is clamped to 100)' }) first?: number | null;
+  @Field(() => String, { nullable: true }) after?: string | null;
+}
