@@ -211,6 +211,12 @@ describe('voice callback requests (API.md §7)', () => {
       expect(res.json()).toEqual({ error: "Couldn't authenticate you" });
     });
 
+    it('answers 401/403 before looking at the body, so a stranger learns nothing of the rules', async () => {
+      const mistyped = { callback_request: { phone_number_id: 'five', group_ids: 'x' } };
+      expect((await post(ctx, t.endUser, mistyped)).statusCode).toBe(403);
+      expect((await post(ctx, null, mistyped)).statusCode).toBe(401);
+    });
+
     it('refuses a read-only token with 403', async () => {
       const { token } = await insertToken(ctx, t.agent, { scopes: ['read'] });
       const res = await ctx.inject({ method: 'POST', url: PATH, headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` }, payload: body() });
