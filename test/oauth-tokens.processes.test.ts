@@ -22,10 +22,10 @@ describeOnPostgres('token revocation across server processes', () => {
   it('a token revoked on one process fails on the other on its very next request, and after a restart', async () => {
     const post = (url: string, body: unknown) =>
       fetch(`${a.url}${url}`, { method: 'POST', headers: { authorization: admin, 'content-type': 'application/json' }, body: JSON.stringify(body) });
-    const client = await (await post('/api/v2/oauth/clients', { name: 'x', scopes: 'read write', redirect_uris: 'https://x.example/cb' })).json();
+    const client = (await (await post('/api/v2/oauth/clients', { name: 'x', scopes: 'read write', redirect_uris: 'https://x.example/cb' })).json()) as { id: number };
     const created = await post('/api/v2/oauth/tokens', { token: { client_id: client.id, scopes: ['read', 'write'] } });
     expect(created.status).toBe(201);
-    const token = (await created.json()).token.token as string;
+    const token = ((await created.json()) as { token: { token: string } }).token.token;
     const bearer = { authorization: `Bearer ${token}` };
 
     // warm both processes with the token

@@ -3,6 +3,9 @@ import type { Limits } from '../config';
 import { Authenticator } from './auth/authenticator';
 import { DirectoryService } from './directory/directory.service';
 import { OAuthClientService } from './oauth-clients/oauth-client.service';
+import { CallbackRequestService } from './callback-requests/callback-request.service';
+import { OAuthTokenService } from './oauth-tokens/oauth-token.service';
+import { CursorCodec } from './pagination';
 
 export interface ServiceOptions {
   db: Db;
@@ -19,6 +22,9 @@ export function createServices(options: ServiceOptions) {
     authenticator: new Authenticator({ db, hashKey, limits }),
     directory: new DirectoryService(db.prisma),
     oauthClients: new OAuthClientService(db.prisma, hashKey),
+    callbackRequests: new CallbackRequestService(db.prisma, limits),
+    oauthTokens: new OAuthTokenService(db.prisma, hashKey),
+    cursors: new CursorCodec(hashKey),
   };
 }
 

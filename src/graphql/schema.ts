@@ -4,8 +4,10 @@ import type { GraphQLSchema } from 'graphql';
 import { authChecker } from './auth-checker';
 import { DirectoryResolver } from './resolvers/directory.resolver';
 import { OAuthClientResolver } from './resolvers/oauth-client.resolver';
+import { CallbackRequestResolver } from './resolvers/callback-request.resolver';
+import { OAuthClientTokensResolver, OAuthTokenConnectionResolver, OAuthTokenResolver } from './resolvers/oauth-token.resolver';
 
-export const resolvers = [DirectoryResolver, OAuthClientResolver] as const;
+export const resolvers = [DirectoryResolver, OAuthClientResolver, OAuthTokenResolver, OAuthTokenConnectionResolver, OAuthClientTokensResolver, CallbackRequestResolver] as const;
 
 let schema: GraphQLSchema | undefined;
 

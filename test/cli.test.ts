@@ -1,0 +1,191 @@
+import { existsSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { freshPostgresDatabase, onPostgres } from './helpers/postgres';
+import { graphqlOverHttp, killAll, runCli, startServer, tempDir, ProcessExitedError, type CliResult, type ServerHandle } from './helpers/processes';
+import { basicHeader } from './helpers/test-app';
+
+// API.md §9, end to end with real processes: the CLI manages accounts, users,
+// phone numbers and groups, printing JSON; the server then serves what it wrote.
+// PGlite runs use an embedded database in a temp DATA_DIR; PostgreSQL runs use a
+// fresh database on the test server.
+
+// Process start-up dominates: each CLI command opens the database and checks migrations.
+jest.setTimeout(120_000);
+
+const describeOnPglite: jest.Describe = (onPostgres ? describe.skip : describe) as jest.Describe;
+
+const ROLES = ['admin', 'agent', 'end_user'] as const;
+const PASSWORDS = { admin: 'admin-password-1', agent: 'agent-password-1', end_user: 'end-user-password-1' };
+const ME = '{ me { email role } }';
+
+/** Fails with the process's stderr in view when it did not succeed. */
+function parseOutput(result: CliResult): any {
+  expect({ code: result.code, stderr: result.stderr }).toEqual({ code: 0, stderr: '' });
+  return JSON.parse(result.stdout);
+}
+
+function expectNoSecrets(stdout: string): void {
+  expect(stdout).not.toMatch(/passwordHash|password_hash|scrypt\$/);
+  for (const pw of Object.values(PASSWORDS)) expect(stdout).not.toContain(pw);
+}
+
+describe('CLI and server on one database (API.md §9)', () => {
+  const data = tempDir('cli-test-');
+  let env: Record<string, string>;
+  let dropDatabase: (() => Promise<void>) | undefined;
+  const results: CliResult[] = [];
+  let accountId: number;
+  const users: Record<string, { id: number; email: string }> = {};
+  let server: ServerHandle | undefined;
+
+  const cli = async (...args: string[]) => {
+    const result = await runCli(args, env);
+    results.push(result);
+    return result;
+  };
+
+  beforeAll(async () => {
+    if (onPostgres) {
+      const fresh = await freshPostgresDatabase();
+      dropDatabase = fresh.drop;
+      env = { DATABASE_URL: fresh.url, DATA_DIR: data.path };
+    } else {
+      env = { DATA_DIR: data.path };
+    }
+  });
+  afterAll(async () => {
+    await killAll();
+    await dropDatabase?.();
+    data.remove();
+  });
+
+  it('account create prints the account with a numeric id', async () => {
+    const account = parseOutput(await cli('account', 'create', '--name', 'acme'));
+    expect(account).toEqual({ id: expect.any(Number), name: 'acme', omnichannelRouting: false, createdAt: expect.stringMatching(/^\d{4}-\d\d-\d\dT/) });
+    accountId = account.id;
+  });
+
+  it.each(ROLES)('user create --role %s prints the user, without any password', async (role) => {
+    const email = `${role.replace('_', '')}@acme.test`;
+    const result = await cli('user', 'create', '--account', String(accountId), '--email', email, '--password', PASSWORDS[role], '--role', role, '--name', `The ${role}`);
+    const user = parseOutput(result);
+    expect(user).toEqual({ id: expect.any(Number), accountId, email, name: `The ${role}`, role, active: true, createdAt: expect.any(String) });
+    expectNoSecrets(result.stdout);
+    users[role] = { id: user.id, email };
+  });
+
+  it('phone-number create --callback-enabled stores the number in E.164', async () => {
+    const phone = parseOutput(await cli('phone-number', 'create', '--account', String(accountId), '--number', '+14155552671', '--callback-enabled'));
+    expect(phone).toEqual({ id: expect.any(Number), accountId, number: '+14155552671', callbackEnabled: true, createdAt: expect.any(String) });
+  });
+
+  it('phone-number create refuses an invalid number with a clear message and a non-zero exit', async () => {
+    const result = await cli('phone-number', 'create', '--account', String(accountId), '--number', '+1415555');
+    expect(result.code).not.toBe(0);
+    expect(result.code).not.toBeNull();
+    expect(result.stdout).toBe('');
+    expect(result.stderr).toContain('+1415555 is not a valid E.164 phone number');
+    expect(result.stderr).not.toMatch(/\n\s+at /);
+  });
+
+  it('group create prints the group', async () => {
+    const group = parseOutput(await cli('group', 'create', '--account', String(accountId), '--name', 'Support'));
+    expect(group).toEqual({ id: expect.any(Number), accountId, name: 'Support', createdAt: expect.any(String) });
+  });
+
+  it('account set turns omnichannel routing on', async () => {
+    const account = parseOutput(await cli('account', 'set', '--id', String(accountId), '--omnichannel-routing', 'true'));
+    expect(account).toMatchObject({ id: accountId, name: 'acme', omnichannelRouting: true });
+  });
+
+  it('each list prints the created records as a JSON array', async () => {
+    const accounts = parseOutput(await cli('account', 'list'));
+    expect(accounts).toEqual([expect.objectContaining({ id: accountId, name: 'acme', omnichannelRouting: true })]);
+
+    const userList = await cli('user', 'list', '--account', String(accountId));
+    expect(parseOutput(userList).map((u: { email: string; role: string }) => [u.email, u.role])).toEqual(ROLES.map((r) => [users[r].email, r]));
+    expectNoSecrets(userList.stdout);
+
+    const phones = parseOutput(await cli('phone-number', 'list', '--account', String(accountId)));
+    expect(phones).toEqual([expect.objectContaining({ number: '+14155552671', callbackEnabled: true })]);
+
+    const groups = parseOutput(await cli('group', 'list'));
+    expect(groups).toEqual([expect.objectContaining({ accountId, name: 'Support' })]);
+  });
+
+  it('the server serves the same database: every created user logs in with Basic auth', async () => {
+    server = await startServer({ ...env, ADMIN_PASSWORD: 'bootstrap-admin-pw' });
+    for (const role of ROLES) {
+      const res = await graphqlOverHttp(server.url, ME, { authorization: basicHeader(users[role].email, PASSWORDS[role]) });
+      expect(res.status).toBe(200);
+      expect(res.body.data!.me).toEqual({ email: users[role].email, role: role.toUpperCase() });
+    }
+    const wrong = await graphqlOverHttp(server.url, ME, { authorization: basicHeader(users.agent.email, PASSWORDS.admin) });
+    expect(wrong.status).toBe(401);
+    // users existed already, so no "default" account or bootstrap admin was made
+    expect(server.logs.join('\n')).not.toContain('created account');
+  });
+
+  describeOnPglite('the embedded database belongs to one process at a time', () => {
+    it('while the server runs, the CLI fails fast saying the database is in use', async () => {
+      const result = await cli('user', 'list');
+      expect(result.code).not.toBe(0);
+      expect(result.code).not.toBeNull(); // exited by itself, not killed by the timeout
+      expect(result.ms).toBeLessThan(8000);
+      expect(result.stderr).toContain('in use');
+      expect(result.stdout).toBe('');
+    });
+
+    it('a second server on the same DATA_DIR fails the same way, and the first keeps serving', async () => {
+      let error: unknown;
+      try {
+        await startServer({ ...env, ADMIN_PASSWORD: 'bootstrap-admin-pw' });
+      } catch (err) {
+        error = err;
+      }
+      expect(error).toBeInstanceOf(ProcessExitedError);
+      const exited = error as ProcessExitedError;
+      expect(exited.status.code).not.toBe(0);
+      expect(exited.status.code).not.toBeNull();
+      expect(exited.ms).toBeLessThan(8000);
+      expect(exited.logs.join('\n')).toContain('in use');
+
+      // the failed attempt left the lock (and the database) to its owner
+      expect(readFileSync(path.join(data.path, 'server.lock'), 'utf8')).toBe(String(server!.pid));
+      const res = await graphqlOverHttp(server!.url, ME, { authorization: basicHeader(users.agent.email, PASSWORDS.agent) });
+      expect(res.body.data!.me.email).toBe(users.agent.email);
+    });
+  });
+
+  it('the server stops on SIGTERM with exit code 0', async () => {
+    expect(await server!.stop()).toBe(0);
+    expect(server!.logs.join('\n')).toContain('shutting down');
+    if (!onPostgres) expect(existsSync(path.join(data.path, 'server.lock'))).toBe(false);
+  });
+
+  it('the data survives the restart: the CLI and a new server still see everything', async () => {
+    const userList = parseOutput(await cli('user', 'list'));
+    expect(userList.map((u: { email: string }) => u.email)).toEqual(ROLES.map((r) => users[r].email));
+
+    server = await startServer({ ...env, ADMIN_PASSWORD: 'bootstrap-admin-pw' });
+    const res = await graphqlOverHttp(server.url, ME, { authorization: basicHeader(users.end_user.email, PASSWORDS.end_user) });
+    expect(res.body.data!.me).toEqual({ email: users.end_user.email, role: 'END_USER' });
+    expect(await server.stop()).toBe(0);
+  });
+
+  describeOnPglite('after a crash', () => {
+    it('a lock left by a killed server is taken over, and the data is intact', async () => {
+      server = await startServer({ ...env, ADMIN_PASSWORD: 'bootstrap-admin-pw' });
+      await server.kill(); // SIGKILL: no chance to release the lock
+      expect(readFileSync(path.join(data.path, 'server.lock'), 'utf8')).toBe(String(server.pid));
+      const userList = parseOutput(await cli('user', 'list', '--account', String(accountId)));
+      expect(userList.map((u: { email: string }) => u.email)).toEqual(ROLES.map((r) => users[r].email));
+    });
+  });
+
+  it('every CLI command exits promptly once it has printed its result', () => {
+    expect(results.length).toBeGreaterThanOrEqual(10);
+    // before the fix in src/db/schema-engine.ts each command lingered ~10 s
+    expect(Math.max(...results.map((r) => r.lingerMs))).toBeLessThan(5000);
+  });
+});

@@ -1,0 +1,94 @@
+import { existsSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { loadConfig, ConfigError } from '../src/config';
+import { runToExit, SERVER_JS, tempDir } from './helpers/processes';
+
+// Configuration comes from environment variables only and is validated at start
+// with a message naming the bad variable (API.md §9).
+
+describe('configuration (API.md §9)', () => {
+  const data = tempDir('config-test-');
+  // DATA_DIR always points at a temp folder: the embedded database's key file
+  // must never be written into the repository.
+  const env = (vars: Record<string, string>) => ({ DATA_DIR: data.path, ...vars });
+  afterAll(() => data.remove());
+
+  it.each([
+    ['PORT', { PORT: 'abc' }],
+    ['PORT', { PORT: '70000' }],
+    ['DATABASE_URL', { DATABASE_URL: 'mysql://x' }],
+    ['WEB_CONCURRENCY', { WEB_CONCURRENCY: '2' }],
+    ['HASH_KEY', { NODE_ENV: 'production' }],
+    ['HASH_KEY', { HASH_KEY: 'too-short' }],
+    ['GRAPHQL_INTROSPECTION', { GRAPHQL_INTROSPECTION: 'maybe' }],
+    ['PUBLIC_URL', { PUBLIC_URL: 'not a url' }],
+    ['LOG_LEVEL', { LOG_LEVEL: 'loud' }],
+    ['ADMIN_PASSWORD', { ADMIN_PASSWORD: 'short' }],
+  ])('names %s when it is bad (%j)', (variable, vars) => {
+    let error: unknown;
+    try {
+      loadConfig(env(vars));
+    } catch (err) {
+      error = err;
+    }
+    expect(error).toBeInstanceOf(ConfigError);
+    expect((error as Error).message).toContain(variable);
+  });
+
+  it('runs several workers only on PostgreSQL', () => {
+    expect(loadConfig(env({ WEB_CONCURRENCY: '2', DATABASE_URL: 'postgresql://u@127.0.0.1:5432/db' })).webConcurrency).toBe(2);
+  });
+
+  it('accepts production with a long enough HASH_KEY', () => {
+    const key = 'k'.repeat(32);
+    const config = loadConfig(env({ NODE_ENV: 'production', HASH_KEY: key }));
+    expect(config.env).toBe('production');
+    expect(config.hashKey.toString('utf8')).toBe(key);
+  });
+
+  it('has good defaults', () => {
+    // A HASH_KEY keeps loadConfig from creating ./.data/hash.key in the repository.
+    const config = loadConfig({ HASH_KEY: 'h'.repeat(32) });
+    expect(config).toMatchObject({
+      port: 3000,
+      host: '127.0.0.1',
+      dataDir: './.data',
+      databaseUrl: undefined,
+      webConcurrency: 1,
+      adminEmail: 'admin@example.com',
+      adminPassword: undefined,
+      graphqlIntrospection: true,
+      logLevel: 'info',
+      limits: { loginFailures: 10, loginWindowSeconds: 300, callbackRequests: 30, callbackWindowSeconds: 600 },
+    });
+  });
+
+  it('reads the values it is given', () => {
+    const config = loadConfig(
+      env({ PORT: '8080', HOST: '0.0.0.0', GRAPHQL_INTROSPECTION: 'false', PUBLIC_URL: 'https://help.example.com/', DATABASE_URL: 'postgres://u@h/db' }),
+    );
+    expect(config).toMatchObject({
+      port: 8080,
+      host: '0.0.0.0',
+      dataDir: data.path,
+      graphqlIntrospection: false,
+      publicUrl: 'https://help.example.com',
+      databaseUrl: 'postgres://u@h/db',
+    });
+  });
+
+  it('gives the embedded database a key of its own, kept in DATA_DIR and stable across restarts', () => {
+    const first = loadConfig(env({}));
+    const file = path.join(data.path, 'hash.key');
+    expect(existsSync(file)).toBe(true);
+    expect(readFileSync(file, 'utf8').trim().length).toBeGreaterThanOrEqual(32);
+    expect(loadConfig(env({})).hashKey.equals(first.hashKey)).toBe(true);
+  });
+
+  it('makes the server refuse to start, naming the variable, with a non-zero exit', async () => {
+    const result = await runToExit(SERVER_JS, [], env({ PORT: 'abc' }), { timeoutMs: 30_000 });
+    expect(result.code).not.toBe(0);
+    expect(result.stderr).toContain('PORT');
+    expect(result.stderr).not.toMatch(/\n\s+at /); // a message, not a stack trace
+  });
+});

@@ -1,0 +1,101 @@
+import { buildApp, type App } from '../src/app';
+import { createDb, type Db } from '../src/db/create-db';
+import { migrate } from '../src/db/migrate';
+import { createTestApp, DEFAULT_LIMITS, TEST_HASH_KEY, basicHeader, type TestContext } from './helpers/test-app';
+import { createTestDb, type TestDb } from './helpers/test-db';
+
+// API.md §0: GET /healthz (process up) and GET /readyz (database reachable,
+// migrations applied).
+
+const config = { hashKey: TEST_HASH_KEY, limits: DEFAULT_LIMITS, graphqlIntrospection: true, logLevel: 'silent' };
+
+describe('health endpoints', () => {
+  let ctx: TestContext;
+
+  beforeAll(async () => {
+    ctx = await createTestApp();
+  });
+  afterAll(() => ctx.close());
+
+  it('GET /healthz answers 200', async () => {
+    const res = await ctx.inject({ method: 'GET', url: '/healthz' });
+    expect(res.statusCode).toBe(200);
+    expect(res.json()).toEqual({ status: 'ok' });
+  });
+
+  it('GET /readyz answers 200 ready on a migrated database', async () => {
+    const res = await ctx.inject({ method: 'GET', url: '/readyz' });
+    expect(res.statusCode).toBe(200);
+    expect(res.json()).toEqual({ status: 'ready' });
+  });
+});
+
+describe('readiness when the database is unreachable', () => {
+  let db: Db;
+  let app: App;
+
+  beforeAll(async () => {
+    // Nothing listens on port 1: a real connection failure.
+    db = await createDb({ databaseUrl: 'postgresql://postgres@127.0.0.1:1/none', poolSize: 2 });
+    app = await buildApp({ db, config, logger: false });
+    await app.fastify.ready();
+  });
+  afterAll(async () => {
+    await app.fastify.close();
+    await db.close();
+  });
+
+  it('/readyz answers 503 quickly instead of hanging', async () => {
+    const started = Date.now();
+    const res = await app.fastify.inject({ method: 'GET', url: '/readyz' });
+    expect(Date.now() - started).toBeLessThan(3000);
+    expect(res.statusCode).toBe(503);
+    expect(res.json()).toEqual({ status: 'unavailable', reason: 'database unreachable' });
+  });
+
+  it('/healthz still answers 200: the process is up', async () => {
+    const res = await app.fastify.inject({ method: 'GET', url: '/healthz' });
+    expect(res.statusCode).toBe(200);
+  });
+
+  it('a request that needs the database fails quickly with SERVICE_UNAVAILABLE, without internals', async () => {
+    const started = Date.now();
+    const res = await app.fastify.inject({
+      method: 'POST',
+      url: '/graphql',
+      headers: { 'content-type': 'application/json', authorization: basicHeader('someone@example.com', 'a-password') },
+      payload: { query: '{ me { id } }' },
+    });
+    expect(Date.now() - started).toBeLessThan(3000);
+    expect(res.statusCode).toBeGreaterThanOrEqual(500);
+    expect(res.json().errors[0].extensions.code).toBe('SERVICE_UNAVAILABLE');
+    expect(res.body).not.toContain('ECONNREFUSED');
+    expect(res.body).not.toContain('at /');
+  });
+});
+
+describe('readiness before migrations', () => {
+  let db: TestDb;
+  let app: App;
+
+  beforeAll(async () => {
+    db = await createTestDb({ migrate: false });
+    app = await buildApp({ db, config, logger: false });
+    await app.fastify.ready();
+  });
+  afterAll(async () => {
+    await app.fastify.close();
+    await db.close();
+  });
+
+  it('/readyz answers 503 "migrations pending", then 200 once migrated', async () => {
+    const pending = await app.fastify.inject({ method: 'GET', url: '/readyz' });
+    expect(pending.statusCode).toBe(503);
+    expect(pending.json()).toEqual({ status: 'unavailable', reason: 'migrations pending' });
+
+    await migrate(db);
+    const ready = await app.fastify.inject({ method: 'GET', url: '/readyz' });
+    expect(ready.statusCode).toBe(200);
+    expect(ready.json()).toEqual({ status: 'ready' });
+  });
+});
