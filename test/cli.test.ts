@@ -30,7 +30,7 @@ function expectNoSecrets(stdout: string): void {
 }
 
 describe('CLI and server on one database (API.md §9)', () => {
-  const data = tempDir('cli-test-');
+  let data: ReturnType<typeof tempDir>;
   let env: Record<string, string>;
   let dropDatabase: (() => Promise<void>) | undefined;
   const results: CliResult[] = [];
@@ -45,6 +45,7 @@ describe('CLI and server on one database (API.md §9)', () => {
   };
 
   beforeAll(async () => {
+    data = tempDir('cli-test-');
     if (onPostgres) {
       const fresh = await freshPostgresDatabase();
       dropDatabase = fresh.drop;
@@ -54,9 +55,12 @@ describe('CLI and server on one database (API.md §9)', () => {
     }
   });
   afterAll(async () => {
-    await killAll();
-    await dropDatabase?.();
-    data.remove();
+    try {
+      await killAll();
+      await dropDatabase?.();
+    } finally {
+      data?.remove();
+    }
   });
 
   it('account create prints the account with a numeric id', async () => {

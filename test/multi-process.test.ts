@@ -12,7 +12,7 @@ const ADMIN = { email: 'admin@example.com', password: 'bootstrap-admin-pw' };
 const ME = '{ me { email role } }';
 
 describeOnPostgres('two server processes on one PostgreSQL database', () => {
-  const data = tempDir('multi-process-test-');
+  let data: ReturnType<typeof tempDir>;
   let url: string;
   let drop: () => Promise<void>;
   let db: Db;
@@ -20,13 +20,17 @@ describeOnPostgres('two server processes on one PostgreSQL database', () => {
   let b: ServerHandle;
 
   beforeAll(async () => {
+    data = tempDir('multi-process-test-');
     ({ url, drop } = await freshPostgresDatabase());
   });
   afterAll(async () => {
-    await killAll();
-    await db?.close();
-    await drop?.();
-    data.remove();
+    try {
+      await killAll();
+      await db?.close();
+      await drop?.();
+    } finally {
+      data?.remove();
+    }
   });
 
   it('both start at the same time on the empty database, and bootstrap exactly one admin', async () => {
