@@ -8,10 +8,11 @@ import { ApolloServerPluginLandingPageDisabled } from '@apollo/server/plugin/dis
 import type { Config } from './config';
 import type { Db } from './db/create-db';
 import { migrationsApplied } from './db/migrate';
-import { DomainError } from './domain/errors';
+import { DomainError, ServiceUnavailableError } from './domain/errors';
+import { isDatabaseUnavailable } from './db/errors';
 import { createServices, type Services } from './domain/services';
 import { buildGraphQLSchema } from './graphql/schema';
-import { contextError, createFormatError } from './graphql/errors';
+import { contextError, createFormatError, serviceUnavailableStatus } from './graphql/errors';
 import type { GraphQLContext } from './graphql/context';
 import { createContextBuilder } from './http/request-context';
 import { registerRestRoutes } from './rest/adapter';
@@ -115,6 +116,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     hideSchemaDetailsFromClientErrors: !config.graphqlIntrospection,
     formatError: createFormatError((err) => fastify.log.error({ err }, 'graphql resolver error')),
     plugins: [
+      serviceUnavailableStatus,
       config.graphqlIntrospection
         ? ApolloServerPluginLandingPageLocalDefault({ embed: true, includeCookies: false })
         : ApolloServerPluginLandingPageDisabled(),
@@ -130,6 +132,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
           return await buildContext(request);
         } catch (err) {
           if (err instanceof DomainError) throw contextError(err);
+          if (isDatabaseUnavailable(err)) throw contextError(new ServiceUnavailableError());
           throw err;
         }
       },

@@ -67,10 +67,33 @@ describe('readiness when the database is unreachable', () => {
       payload: { query: '{ me { id } }' },
     });
     expect(Date.now() - started).toBeLessThan(3000);
-    expect(res.statusCode).toBeGreaterThanOrEqual(500);
+    expect(res.statusCode).toBe(503);
     expect(res.json().errors[0].extensions.code).toBe('SERVICE_UNAVAILABLE');
     expect(res.body).not.toContain('ECONNREFUSED');
     expect(res.body).not.toContain('at /');
+  });
+
+  it('a Bearer request on GraphQL answers 503 too', async () => {
+    const res = await app.fastify.inject({
+      method: 'POST',
+      url: '/graphql',
+      headers: { 'content-type': 'application/json', authorization: 'Bearer abcdefghijklmnopqrstuvwxyz0123456789' },
+      payload: { query: '{ currentOAuthToken { id } }' },
+    });
+    expect(res.statusCode).toBe(503);
+    expect(res.json().errors[0]).toMatchObject({ message: 'The service is temporarily unavailable', extensions: { code: 'SERVICE_UNAVAILABLE' } });
+  });
+
+  it('a REST request answers 503 with the JSON envelope', async () => {
+    const res = await app.fastify.inject({
+      method: 'GET',
+      url: '/api/v2/oauth/clients.json',
+      headers: { authorization: basicHeader('someone@example.com', 'a-password') },
+    });
+    expect(res.statusCode).toBe(503);
+    expect(res.headers['content-type']).toMatch(/^application\/json/);
+    expect(res.json()).toMatchObject({ error: 'ServiceUnavailable' });
+    expect(res.body).not.toContain('ECONNREFUSED');
   });
 });
 

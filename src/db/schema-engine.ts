@@ -45,7 +45,7 @@ function loadWasm(): Promise<EngineModule> {
     const dir = path.dirname(require.resolve('@prisma/schema-engine-wasm/schema_engine_bg'));
     const bytes = readFileSync(path.join(dir, 'schema_engine_bg.wasm'));
     // (Node has WebAssembly; @types/node does not declare it without the DOM lib.)
-    const wasm = (globalThis as unknown as { WebAssembly: { instantiate: Function } }).WebAssembly;
+    const wasm = (globalThis as unknown as { WebAssembly: { instantiate: (bytes: Buffer, imports: object) => Promise<{ instance: { exports: unknown } }> } }).WebAssembly;
     const { instance } = await wasm.instantiate(bytes, { './schema_engine_bg.js': withUnrefTimers(bg) });
     const exports = instance.exports as { __wbindgen_start: () => void } & Parameters<EngineModule['__wbg_set_wasm']>[0];
     bg.__wbg_set_wasm(exports);
@@ -129,7 +129,7 @@ async function withEngine<T>(
       // Adapter errors come back as "External error id#N"; recover the real one.
       const id = /#(\d+)/.exec(String((err as Error)?.message ?? err))?.[1];
       const real = id && bound.errorRegistry ? bound.errorRegistry.consumeError(Number(id)) : undefined;
-      if (real) throw new Error(`migration failed: ${JSON.stringify(real)}`);
+      if (real) throw new Error(`migration failed: ${JSON.stringify(real)}`, { cause: err });
       throw err;
     } finally {
       engine.free();

@@ -1,6 +1,6 @@
 import { GraphQLError, type GraphQLFormattedError } from 'graphql';
 import { unwrapResolverError } from '@apollo/server/errors';
-import { HeaderMap } from '@apollo/server';
+import { HeaderMap, type ApolloServerPlugin } from '@apollo/server';
 import { DomainError, RateLimitedError, UnauthenticatedError, ValidationError } from '../domain/errors';
 import { isDatabaseUnavailable } from '../db/errors';
 
@@ -53,3 +53,23 @@ export function createFormatError(logError: (err: unknown) => void) {
     return { ...base, message: 'Internal error', extensions: { code: 'INTERNAL_SERVER_ERROR' } };
   };
 }
+
+/**
+ * A resolver that could not reach the database answers HTTP 503 (like REST and
+ * /readyz), not 200, so that load balancers and clients retry instead of caching
+ * an error. The body keeps the GraphQL shape with code SERVICE_UNAVAILABLE.
+ */
+export const serviceUnavailableStatus: ApolloServerPlugin = {
+  async requestDidStart() {
+    return {
+      async willSendResponse({ response }) {
+        if (response.body.kind !== 'single') return;
+        const errors = response.body.singleResult.errors;
+        if (errors?.some((e) => e.extensions?.code === 'SERVICE_UNAVAILABLE')) {
+          response.http.status = 503;
+          response.http.headers.set('retry-after', '1');
+        }
+      },
+    };
+  },
+};

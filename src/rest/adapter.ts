@@ -43,6 +43,13 @@ export interface RestRoute<TData = unknown, TVariables = Record<string, unknown>
   respond: (data: TData, req: RestRequest) => RestResult;
 }
 
+/**
+ * A route of any operation: the list of routes mixes documents of different types,
+ * each checked where it is declared by defineRoute().
+ */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- existential type, each element typed by defineRoute
+export type AnyRestRoute = RestRoute<any, any>;
+
 /** Type helper: infers TData/TVariables from the document. */
 export function defineRoute<TData, TVariables>(route: RestRoute<TData, TVariables>): RestRoute<TData, TVariables> {
   return route;
@@ -62,7 +69,7 @@ function withJsonVariants(path: string): string[] {
 
 export function registerRestRoutes(
   fastify: FastifyInstance,
-  options: { schema: GraphQLSchema; buildContext: ContextBuilder; routes: RestRoute<any, any>[] },
+  options: { schema: GraphQLSchema; buildContext: ContextBuilder; routes: AnyRestRoute[] },
 ): void {
   const { schema, buildContext } = options;
   for (const route of options.routes) {

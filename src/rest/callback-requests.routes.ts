@@ -1,5 +1,5 @@
 import { RestCreateCallbackRequestDocument } from '../generated/graphql';
-import { defineRoute, type RestRoute } from './adapter';
+import { defineRoute, type AnyRestRoute } from './adapter';
 import { pickFields, unwrap } from './body';
 
 const CALLBACK_REQUEST_FIELDS = {
@@ -9,7 +9,7 @@ const CALLBACK_REQUEST_FIELDS = {
 } as const;
 
 /** Seed §4.4: {"callback_request": {...}} → 201 with an empty body, and the account's budget in headers. */
-export const callbackRequestRoutes: RestRoute<any, any>[] = [
+export const callbackRequestRoutes: AnyRestRoute[] = [
   defineRoute({
     method: 'POST',
     paths: ['/channels/voice/callback_requests'],

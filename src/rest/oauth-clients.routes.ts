@@ -8,7 +8,7 @@ import {
   type RestOAuthClientFragment,
 } from '../generated/graphql';
 import { NotFoundError } from '../domain/errors';
-import { defineRoute, type RestRoute } from './adapter';
+import { defineRoute, type AnyRestRoute } from './adapter';
 import { isoSeconds, pickFields, unwrap } from './body';
 
 /** Zendesk's OAuth client JSON (API.md §5). */
@@ -42,7 +42,7 @@ const CLIENT_FIELDS = {
 /** Flat (seed) or wrapped in {"client": {...}} (Support API style). */
 const clientInput = (body: Record<string, unknown> | undefined) => pickFields(unwrap(body, 'client'), CLIENT_FIELDS);
 
-export const oauthClientRoutes: RestRoute<any, any>[] = [
+export const oauthClientRoutes: AnyRestRoute[] = [
   defineRoute({
     method: 'GET',
     paths: ['/oauth/clients'],

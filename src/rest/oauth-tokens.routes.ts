@@ -8,7 +8,7 @@ import {
   type RestOAuthTokenFragment,
 } from '../generated/graphql';
 import { BadRequestError, NotFoundError, ValidationError } from '../domain/errors';
-import { defineRoute, type RestRequest, type RestRoute } from './adapter';
+import { defineRoute, type RestRequest, type AnyRestRoute } from './adapter';
 import { isoSeconds, unwrap } from './body';
 import { intParam, linkTo, queryParam } from './query';
 
@@ -48,7 +48,7 @@ function listVariables(req: RestRequest) {
   return { clientId, page: intParam(req.query, 'page') ?? 1, perPage: intParam(req.query, 'per_page') ?? 100, withCount: true };
 }
 
-export const oauthTokenRoutes: RestRoute<any, any>[] = [
+export const oauthTokenRoutes: AnyRestRoute[] = [
   defineRoute({
     method: 'GET',
     paths: ['/oauth/tokens'],

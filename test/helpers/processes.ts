@@ -67,7 +67,7 @@ export function ensureBuilt(): Promise<void> {
         } catch {
           /* removed meanwhile */
         }
-        if (Date.now() > deadline) throw new Error(`timed out waiting for ${lock}`);
+        if (Date.now() > deadline) throw new Error(`timed out waiting for ${lock}`, { cause: err });
         await new Promise((r) => setTimeout(r, 200));
       }
     }
