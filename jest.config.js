@@ -3,6 +3,9 @@ module.exports = {
   testEnvironment: 'node',
   roots: ['<rootDir>/test'],
   testMatch: ['**/*.test.ts'],
+  // Faults (npm run test:faults) and soak (npm run test:soak) stop servers and run
+  // for minutes: they have their own commands, not part of npm test.
+  testPathIgnorePatterns: ['/node_modules/', '<rootDir>/test/faults/', '<rootDir>/test/soak/'],
   transform: {
     '^.+\\.(t|j)sx?$': [
       '@swc/jest',

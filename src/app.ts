@@ -23,7 +23,7 @@ export const BODY_LIMIT = 64 * 1024;
 
 export interface AppDeps {
   db: Db;
-  config: Pick<Config, 'hashKey' | 'limits' | 'publicUrl' | 'graphqlIntrospection' | 'logLevel'>;
+  config: Pick<Config, 'hashKey' | 'limits' | 'publicUrl' | 'graphqlIntrospection' | 'logLevel'> & Partial<Pick<Config, 'benchMode'>>;
   /** pino options or false; tests pass a stream to capture logs */
   logger?: FastifyServerOptions['logger'];
 }
@@ -95,6 +95,10 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   fastify.setNotFoundHandler((request, reply) => send(reply, notFound()));
 
   fastify.get('/healthz', async () => ({ status: 'ok' }));
+  if (config.benchMode) {
+    // Only in bench mode (BENCH_MODE=true): what the harness divides by its request count.
+    fastify.get('/__bench/stats', async () => ({ sqlStatements: db.statementCount(), rss: process.memoryUsage().rss }));
+  }
   let migrated = false;
   fastify.get('/readyz', async (request, reply) => {
     try {

@@ -18,6 +18,8 @@ export interface Db {
   migrationFactory(): SqlMigrationAwareDriverAdapterFactory;
   /** Runs fn while holding a lock that serialises migrations across processes. */
   withMigrationLock<T>(fn: () => Promise<T>): Promise<T>;
+  /** SQL statements sent so far by this process (Prisma and raw), for the N+1 tests and bench mode. */
+  statementCount(): number;
   close(): Promise<void>;
 }
 
@@ -37,7 +39,17 @@ export async function createDb(options: DbOptions): Promise<Db> {
 }
 
 async function createPostgresDb(url: string, poolSize: number): Promise<Db> {
-  const pool = new pg.Pool({ connectionString: url, max: poolSize, connectionTimeoutMillis: 5000 });
+  let statements = 0;
+  // Every statement of the pool (Prisma's adapter included) goes through Client#query.
+  class CountingClient extends pg.Client {
+    // eslint-disable-next-line @typescript-eslint/no-explicit-any -- pg's query has a dozen overloads; this only counts
+    query(...args: any[]): any {
+      statements++;
+      // eslint-disable-next-line @typescript-eslint/no-explicit-any
+      return (super.query as any)(...args);
+    }
+  }
+  const pool = new pg.Pool({ connectionString: url, max: poolSize, connectionTimeoutMillis: 5000, Client: CountingClient });
   // An idle client losing its server must not crash the process; the next query reports it.
   pool.on('error', () => {});
   const prisma = new PrismaClient({ adapter: new PrismaPg(pool) });
@@ -46,6 +58,7 @@ async function createPostgresDb(url: string, poolSize: number): Promise<Db> {
     prisma,
     sql: async (text, params) => (await pool.query(text, params as unknown[])).rows,
     migrationFactory: () => new PrismaPg({ connectionString: url, max: 2 }),
+    statementCount: () => statements,
     async withMigrationLock(fn) {
       const client = new pg.Client({ connectionString: url });
       await client.connect();
@@ -82,8 +95,17 @@ async function createPgliteDb(dataDir: string): Promise<Db> {
       throw err;
     }
   }
+  // Count what Prisma's adapter and our raw SQL send (statements inside a PGlite
+  // transaction go through the transaction object and are not counted).
+  let statements = 0;
+  const query = client.query.bind(client);
+  client.query = ((...args: Parameters<typeof query>) => {
+    statements++;
+    return query(...args);
+  }) as typeof client.query;
   const prisma = new PrismaClient({ adapter: new PrismaPGlite(client) });
   return {
+    statementCount: () => statements,
     kind: 'pglite',
     prisma,
     sql: async (text, params) => (await client.query(text, params as unknown[])).rows as never,
