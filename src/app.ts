@@ -13,6 +13,7 @@ import { isDatabaseUnavailable } from './db/errors';
 import { createServices, type Services } from './domain/services';
 import { buildGraphQLSchema } from './graphql/schema';
 import { contextError, createFormatError, serviceUnavailableStatus } from './graphql/errors';
+import { graphqlLimits } from './graphql/limits';
 import type { GraphQLContext } from './graphql/context';
 import { createContextBuilder } from './http/request-context';
 import { registerRestRoutes } from './rest/adapter';
@@ -112,9 +113,13 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   });
 
   const schema = buildGraphQLSchema();
+  const limits = graphqlLimits({ introspection: config.graphqlIntrospection });
   const apollo = new ApolloServer<GraphQLContext>({
     schema,
     introspection: config.graphqlIntrospection,
+    // depth, aliases, directives, cost and token limits (src/graphql/limits.ts)
+    validationRules: limits.validationRules,
+    parseOptions: limits.parseOptions,
     includeStacktraceInErrorResponses: false,
     allowBatchedHttpRequests: false,
     hideSchemaDetailsFromClientErrors: !config.graphqlIntrospection,
@@ -124,6 +129,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
       config.graphqlIntrospection
         ? ApolloServerPluginLandingPageLocalDefault({ embed: true, includeCookies: false })
         : ApolloServerPluginLandingPageDisabled(),
+      ...limits.plugins,
     ],
   });
   await apollo.start();
