@@ -26,6 +26,11 @@ interface TokenRow {
   account_id: string | bigint;
   user_id: string | bigint;
   scopes: string[];
+  client_id: string | bigint;
+  token_prefix: string;
+  created_at: Date;
+  expires_at: Date | null;
+  used_at: Date | null;
   client_scopes: string;
   role: Role;
   email: string;
@@ -82,7 +87,8 @@ export class Authenticator {
   private async bearer(token: string): Promise<Viewer> {
     if (!/^[A-Za-z0-9_-]{20,200}$/.test(token)) throw new UnauthenticatedError('Bearer');
     const rows = await this.options.db.sql<TokenRow>(
-      `SELECT t.id, t.account_id, t.user_id, t.scopes, c.scopes AS client_scopes,
+      `SELECT t.id, t.account_id, t.user_id, t.scopes, t.client_id, t.token_prefix, t.created_at, t.expires_at, t.used_at,
+              c.scopes AS client_scopes,
               u.role::text AS role, u.email, u.name,
               (t.used_at IS NULL OR t.used_at < now() - interval '60 seconds') AS needs_touch
          FROM oauth_tokens t
@@ -96,13 +102,16 @@ export class Authenticator {
     if (!row) throw new UnauthenticatedError('Bearer');
     // A token with any invalid scope is refused outright (seed §4.3 rule 6).
     if (!allScopesValid(row.scopes)) throw new ForbiddenError();
+    let usedAt = row.used_at;
     if (row.needs_touch) {
       // used_at moves at most once a minute; the guard makes racing processes write once.
-      await this.options.db.sql(
+      const touched = await this.options.db.sql<{ used_at: Date }>(
         `UPDATE oauth_tokens SET used_at = now()
-          WHERE id = $1 AND (used_at IS NULL OR used_at < now() - interval '60 seconds')`,
+          WHERE id = $1 AND (used_at IS NULL OR used_at < now() - interval '60 seconds')
+          RETURNING used_at`,
         [String(row.id)],
       );
+      usedAt = touched[0]?.used_at ?? usedAt;
     }
     return {
       accountId: BigInt(row.account_id),
@@ -111,7 +120,15 @@ export class Authenticator {
       email: row.email,
       name: row.name,
       via: 'bearer',
-      token: { id: BigInt(row.id), scopes: row.scopes, clientScopes: row.client_scopes },
+      token: {
+        id: BigInt(row.id),
+        scopes: row.scopes,
+        clientScopes: row.client_scopes,
+        row: {
+          accountId: BigInt(row.account_id), clientId: BigInt(row.client_id), userId: BigInt(row.user_id), tokenPrefix: row.token_prefix,
+          scopes: row.scopes, createdAt: row.created_at, expiresAt: row.expires_at, usedAt,
+        },
+      },
     };
   }
 

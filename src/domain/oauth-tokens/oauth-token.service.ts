@@ -91,6 +91,8 @@ export class OAuthTokenService {
   /** The token that authenticated this request; Basic auth presents none (→ 400). */
   async findCurrent(viewer: Viewer): Promise<OAuthTokenRecord> {
     if (!viewer.token) throw new BadRequestError('No access token was presented: use Authorization: Bearer <token>');
+    // The authenticator has just read the live row (the hot path: one statement per request).
+    if (viewer.token.row) return toRecord({ id: viewer.token.id, ...viewer.token.row });
     const row = await this.prisma.oAuthToken.findFirst({ where: { id: viewer.token.id, revokedAt: null }, select: SELECT });
     if (!row) throw new NotFoundError();
     return toRecord(row);
