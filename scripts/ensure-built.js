@@ -18,7 +18,7 @@ function newest(paths) {
     if (!fs.existsSync(p)) return;
     const st = fs.statSync(p);
     if (st.isDirectory()) {
-      if (path.basename(p) === 'generated') return;
+      if (path.basename(p) === 'generated' || p === path.join(root, 'bench/results')) return;
       for (const e of fs.readdirSync(p)) walk(path.join(p, e));
     } else max = Math.max(max, st.mtimeMs);
   };
@@ -44,7 +44,7 @@ if (force || mtime('src/generated/graphql.ts') < newest(['schema.graphql', 'code
   run(bin('graphql-codegen'), ['--config', 'codegen.yml', '--silent']);
 }
 if (!process.argv.includes('--generated-only')) {
-  if (force || mtime('dist/.built') < newest(['src', 'scripts', 'prisma/schema.prisma', 'tsconfig.json', 'tsconfig.build.json', 'package.json'])) {
+  if (force || mtime('dist/.built') < newest(['src', 'scripts', 'bench', 'prisma/schema.prisma', 'tsconfig.json', 'tsconfig.build.json', 'package.json'])) {
     run(bin('tsc'), ['-p', 'tsconfig.build.json']);
     fs.writeFileSync(path.join(root, 'dist/.built'), new Date().toISOString());
   }

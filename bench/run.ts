@@ -1,0 +1,464 @@
+// `npm run bench` — the benchmark harness (issue 6). Starts what it needs (a
+// throwaway PostgreSQL unless BENCH_DATABASE_URL is set, the service as a built
+// production process, the two reference servers), seeds the data, runs the
+// scenarios alternating with the references round after round (load from a
+// separate autocannon process), and writes bench/results/latest.{md,json} and
+// ratios.svg.
+//
+//   npm run bench                    full run (100,000 tokens, 3 rounds of 6 s)
+//   npm run bench -- --quick         under 2 minutes (3 rounds of 1 s)
+//   npm run bench -- --smoke --out D CI: tiny data, 1 round, judges nothing
+//   options: --tokens N, --rounds N, --duration S, --connections N, --workers N,
+//            --pool N, --only 1,2,4 (scenario ids), --cpu-prof (service profile
+//            into <out>/profiles), --out DIR
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import pg from 'pg';
+import { createDb } from '../src/db/create-db';
+import { applyMigrations } from '../src/db/schema-engine';
+import { CursorCodec } from '../src/domain/pagination';
+import type { LoadResult, LoadSpec } from './load';
+import { freePort, waitForHttp } from './net';
+import { startPostgres, type ThrowawayPostgres } from './postgres';
+import { REQUESTER_PHONE, seed, tokenText, type Fixture } from './seed';
+import { writeReport, type BenchReport, type CellResult, type ScenarioSummary, type ReferenceSummary } from './report';
+
+const ROOT = path.resolve(__dirname, '../..');
+
+// ---------------------------------------------------------------- options
+
+export interface Options {
+  mode: 'full' | 'quick' | 'smoke';
+  tokens: number;
+  rounds: number;
+  durationSeconds: number;
+  warmupSeconds: number;
+  connections: number;
+  pipelining: number;
+  workers: number;
+  pool: number;
+  callbackAccounts: number;
+  basicUsers: number;
+  basicRate: number;
+  only?: Set<string>;
+  cpuProf: boolean;
+  out: string;
+}
+
+function parseArgs(argv: string[]): Options {
+  const flag = (name: string) => argv.includes(`--${name}`);
+  const value = (name: string): string | undefined => {
+    const i = argv.indexOf(`--${name}`);
+    if (i >= 0) return argv[i + 1];
+    const eq = argv.find((a) => a.startsWith(`--${name}=`));
+    return eq?.slice(name.length + 3);
+  };
+  const num = (name: string, fallback: number) => {
+    const raw = value(name);
+    if (raw === undefined) return fallback;
+    const n = Number(raw.replace(/_/g, ''));
+    if (!Number.isFinite(n) || n <= 0) throw new Error(`--${name} must be a positive number, got "${raw}"`);
+    return n;
+  };
+  const mode = flag('smoke') ? 'smoke' : flag('quick') ? 'quick' : 'full';
+  const preset = {
+    full: { tokens: 100_000, rounds: 3, duration: 6, warmup: 3, callbackAccounts: 2000, basicUsers: 10, basicRate: 50 },
+    quick: { tokens: 100_000, rounds: 3, duration: 1, warmup: 1, callbackAccounts: 1000, basicUsers: 10, basicRate: 50 },
+    smoke: { tokens: 200, rounds: 1, duration: 1, warmup: 0.3, callbackAccounts: 30, basicUsers: 2, basicRate: 10 },
+  }[mode];
+  const only = value('only');
+  return {
+    mode,
+    tokens: Math.round(num('tokens', preset.tokens)),
+    rounds: Math.round(num('rounds', preset.rounds)),
+    durationSeconds: num('duration', preset.duration),
+    warmupSeconds: preset.warmup,
+    connections: Math.round(num('connections', 10)),
+    pipelining: 1,
+    workers: Math.round(num('workers', 1)),
+    pool: Math.round(num('pool', 10)),
+    callbackAccounts: Math.round(num('callback-accounts', preset.callbackAccounts)),
+    basicUsers: preset.basicUsers,
+    basicRate: num('basic-rate', preset.basicRate),
+    only: only ? new Set(only.split(',').map((s) => s.trim())) : undefined,
+    cpuProf: flag('cpu-prof'),
+    out: path.resolve(value('out') ?? path.join(ROOT, 'bench/results')),
+  };
+}
+
+// ---------------------------------------------------------------- processes
+
+const children = new Set<ChildProcess>();
+let pgServer: ThrowawayPostgres | undefined;
+
+function cleanupSync(): void {
+  for (const child of children) child.kill('SIGKILL');
+  children.clear();
+  pgServer?.stop();
+  pgServer = undefined;
+}
+process.on('exit', cleanupSync);
+for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
+  process.on(signal, () => {
+    console.error(`\n${signal}: stopping the benchmark`);
+    cleanupSync();
+    process.exit(130);
+  });
+}
+
+interface Server {
+  name: string;
+  origin: string;
+  child: ChildProcess;
+  /** SIGTERM, SIGKILL after graceMs */
+  stop(graceMs?: number): Promise<void>;
+}
+
+async function startServer(name: string, script: string, env: Record<string, string>, nodeArgs: string[] = []): Promise<Server> {
+  const port = await freePort();
+  const output: string[] = [];
+  const child = spawn(process.execPath, [...nodeArgs, script], {
+    cwd: ROOT,
+    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', HOST: '127.0.0.1', PORT: String(port), NODE_ENV: 'production', LOG_LEVEL: 'warn', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  children.add(child);
+  for (const s of [child.stdout, child.stderr]) s?.on('data', (d: Buffer) => output.push(String(d)));
+  const exited = new Promise<void>((resolve) => child.once('exit', () => {
+    children.delete(child);
+    resolve();
+  }));
+  const origin = `http://127.0.0.1:${port}`;
+  try {
+    await waitForHttp(`${origin}/healthz`, 60_000, () => children.has(child));
+  } catch (err) {
+    child.kill('SIGKILL');
+    throw new Error(`${name} did not start: ${(err as Error).message}\n${output.join('')}`, { cause: err });
+  }
+  return {
+    name,
+    origin,
+    child,
+    async stop(graceMs = 3000) {
+      if (!children.has(child)) return;
+      child.kill('SIGTERM');
+      const timer = setTimeout(() => child.kill('SIGKILL'), graceMs);
+      await exited;
+      clearTimeout(timer);
+    },
+  };
+}
+
+/** Runs one load process; resolves with its JSON result. */
+function runLoader(spec: LoadSpec, tmp: string): Promise<LoadResult & { issued: number }> {
+  const file = path.join(tmp, `spec-${randomBytes(4).toString('hex')}.json`);
+  writeFileSync(file, JSON.stringify(spec));
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [path.join(__dirname, 'load.js'), file], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+    children.add(child);
+    let out = '';
+    let err = '';
+    child.stdout.on('data', (d: Buffer) => (out += String(d)));
+    child.stderr.on('data', (d: Buffer) => (err += String(d)));
+    child.once('close', (code) => {
+      children.delete(child);
+      rmSync(file, { force: true });
+      if (code !== 0) return reject(new Error(`load process failed (${code}): ${err}`));
+      try {
+        resolve(JSON.parse(out.trim().split('\n').pop() ?? ''));
+      } catch {
+        reject(new Error(`load process printed no result: ${out}${err}`));
+      }
+    });
+  });
+}
+
+/** Resident set size of a process (Linux /proc), in bytes; undefined elsewhere. */
+function rssOf(pid: number | undefined, field: 'VmRSS' | 'VmHWM' = 'VmRSS'): number | undefined {
+  if (!pid) return undefined;
+  try {
+    const m = new RegExp(`${field}:\\s+(\\d+) kB`).exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+    return m ? Number(m[1]) * 1024 : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+// ---------------------------------------------------------------- scenarios
+
+export interface Scenario {
+  id: string;
+  name: string;
+  target: string;
+  /** the load; `beside` runs at the same time (scenario 8) */
+  load: Omit<LoadSpec, 'origin' | 'connections' | 'pipelining' | 'durationSeconds'>;
+  beside?: Omit<LoadSpec, 'origin' | 'pipelining' | 'durationSeconds'>;
+  /** callback accounts: where the cycle goes on in the next measurement */
+  rotating?: boolean;
+}
+
+const bearer = (token: string) => ({ authorization: `Bearer ${token}` });
+const basicAuth = (email: string, password: string) => ({ authorization: `Basic ${Buffer.from(`${email}:${password}`).toString('base64')}` });
+const spread = (count: number, total: number) => Array.from({ length: Math.min(count, total) }, (_, i) => 1 + Math.floor((i * total) / Math.min(count, total)));
+
+function scenarios(f: Fixture, opts: Options, cursors: CursorCodec): Scenario[] {
+  const tokenId = (i: number) => String(BigInt(f.firstTokenId) + BigInt(i - 1));
+  // scenario 1/2: a hundred different tokens, as many clients would present
+  const hundred = spread(100, f.tokens).map((i) => ({ headers: bearer(tokenText(i)) }));
+  const admin = bearer(tokenText(1));
+  const gql = (query: string) => JSON.stringify({ query });
+  const deepAfter = cursors.encode(BigInt(tokenId(Math.max(1, Math.floor(f.tokens * 0.95)))));
+  const listPath = '/api/v2/oauth/tokens.json?page%5Bsize%5D=100';
+  return [
+    {
+      id: '1', name: 'REST GET /oauth/tokens/current.json (Bearer)', target: '≥ 0.60 × floor; ≤ 1 SQL/request',
+      load: { method: 'GET', path: '/api/v2/oauth/tokens/current.json', variants: hundred },
+    },
+    {
+      id: '2', name: 'GraphQL { currentOAuthToken { id scopes } } (Bearer)', target: '≥ 0.80 × scenario 1',
+      load: { method: 'POST', path: '/graphql', body: gql('{ currentOAuthToken { id scopes } }'), variants: hundred },
+    },
+    {
+      id: '3', name: 'REST GET /oauth/tokens/{id}.json (admin Bearer)', target: '≥ 0.45 × floor',
+      load: { method: 'GET', path: '/', headers: admin, variants: spread(1000, f.tokens).map((i) => ({ path: `/api/v2/oauth/tokens/${tokenId(i)}.json` })) },
+    },
+    {
+      id: '4a', name: 'REST list, cursor, page[size]=100: first page', target: '(reference for 4b)',
+      load: { method: 'GET', path: listPath, headers: admin },
+    },
+    {
+      id: '4b', name: `REST list, cursor, page[size]=100: page after 95% of ${f.tokens.toLocaleString('en')}`, target: 'p50 deep / first ≤ 1.25',
+      load: { method: 'GET', path: `${listPath}&page%5Bafter%5D=${deepAfter}`, headers: admin },
+    },
+    {
+      id: '5', name: 'GraphQL oauthTokens(first: 100) { … client { name } user { email } }', target: '≤ 4 SQL/request',
+      load: {
+        method: 'POST', path: '/graphql', headers: admin,
+        body: gql('{ oauthTokens(first: 100) { edges { node { id client { name } user { email } } } } }'),
+      },
+    },
+    {
+      id: '6', name: 'REST POST /oauth/tokens', target: '≥ 0.30 × floor',
+      load: { method: 'POST', path: '/api/v2/oauth/tokens.json', headers: admin, body: JSON.stringify({ token: { client_id: Number(f.clientId), scopes: ['read'] } }) },
+    },
+    {
+      id: '7', name: `REST POST /channels/voice/callback_requests (over ${f.callback.length} accounts)`, target: '≥ 0.25 × floor',
+      rotating: true,
+      load: {
+        method: 'POST', path: '/api/v2/channels/voice/callback_requests.json',
+        variants: f.callback.map((c) => ({
+          headers: bearer(c.token),
+          body: JSON.stringify({ callback_request: { phone_number_id: Number(c.phoneNumberId), requester_phone_number: REQUESTER_PHONE } }),
+        })),
+      },
+    },
+    {
+      id: '8', name: `Basic auth at ${opts.basicRate} req/s (${f.basic.length} users) beside scenario 1`, target: 'scenario 1 loses ≤ 20%; report Basic p50',
+      load: { method: 'GET', path: '/api/v2/oauth/tokens/current.json', variants: hundred },
+      beside: {
+        method: 'POST', path: '/graphql', body: gql('{ me { id email } }'), connections: 5, overallRate: opts.basicRate,
+        variants: f.basic.map((b) => ({ headers: basicAuth(b.email, b.password) })),
+      },
+    },
+  ];
+}
+
+// ---------------------------------------------------------------- measuring
+
+const median = (xs: number[]) => {
+  const s = xs.filter((x) => Number.isFinite(x)).sort((a, b) => a - b);
+  if (!s.length) return NaN;
+  return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
+};
+
+async function stats(origin: string): Promise<{ sqlStatements: number; rss: number }> {
+  const res = await fetch(`${origin}/__bench/stats`);
+  if (!res.ok) throw new Error(`GET /__bench/stats answered ${res.status}: is BENCH_MODE on?`);
+  return (await res.json()) as { sqlStatements: number; rss: number };
+}
+
+async function main(): Promise<void> {
+  const opts = parseArgs(process.argv.slice(2));
+  const started = Date.now();
+  const log = (line: string) => console.log(`[bench ${((Date.now() - started) / 1000).toFixed(0).padStart(3)}s] ${line}`);
+  const tmp = mkdtempSync(path.join(os.tmpdir(), 'bench-run-'));
+  mkdirSync(opts.out, { recursive: true });
+  log(`mode ${opts.mode}: ${opts.tokens.toLocaleString('en')} tokens, ${opts.rounds} round(s) of ${opts.durationSeconds} s, ${opts.connections} connections, pipelining ${opts.pipelining}`);
+
+  try {
+    // 1. database
+    let url = process.env.BENCH_DATABASE_URL;
+    let pgSettings = 'external server (BENCH_DATABASE_URL)';
+    if (!url) {
+      pgServer = await startPostgres();
+      url = pgServer.url;
+      pgSettings = pgServer.settings;
+      log(`started a throwaway PostgreSQL (${pgSettings})`);
+    }
+    const probe = new pg.Client({ connectionString: url });
+    await probe.connect();
+    const pgVersion = (await probe.query('SHOW server_version')).rows[0].server_version as string;
+    const tables = Number((await probe.query(`SELECT count(*) AS n FROM pg_tables WHERE schemaname = 'public'`)).rows[0].n);
+    await probe.end();
+    if (tables > 0) throw new Error('the benchmark database must be empty (BENCH_DATABASE_URL points at a database with tables)');
+    const migrator = await createDb({ databaseUrl: url, poolSize: 2 });
+    await applyMigrations(migrator.migrationFactory());
+    await migrator.close();
+
+    // 2. seed
+    const hashKey = randomBytes(32).toString('hex');
+    const fixture = await seed({ url, hashKey, tokens: opts.tokens, callbackAccounts: opts.callbackAccounts, basicUsers: opts.basicUsers, log });
+    log(`seeded ${opts.tokens.toLocaleString('en')} tokens and ${opts.callbackAccounts} callback accounts in ${fixture.seconds.toFixed(1)} s (hashes by ${fixture.hashedBy})`);
+
+    // 3. servers (same Node, NODE_ENV=production, LOG_LEVEL=warn)
+    const profiles = path.join(opts.out, 'profiles');
+    if (opts.cpuProf) mkdirSync(profiles, { recursive: true });
+    const common = { DATABASE_URL: url, HASH_KEY: hashKey, DB_POOL_SIZE: String(opts.pool) };
+    const [service, ceiling, floor] = await Promise.all([
+      startServer('service', path.join(ROOT, 'dist/src/main.js'), { ...common, BENCH_MODE: 'true', WEB_CONCURRENCY: String(opts.workers) }, opts.cpuProf ? ['--cpu-prof', `--cpu-prof-dir=${profiles}`] : []),
+      startServer('ceiling', path.join(__dirname, 'references/ceiling.js'), {}),
+      startServer('floor', path.join(__dirname, 'references/floor.js'), common),
+    ]);
+    log(`service (pid ${service.child.pid}, ${opts.workers} worker(s), pool ${opts.pool}), ceiling and floor listening`);
+
+    const all = scenarios(fixture, opts, new CursorCodec(Buffer.from(hashKey, 'utf8')));
+    const chosen = all.filter((s) => !opts.only || opts.only.has(s.id) || opts.only.has(s.id.replace(/[ab]$/, '')));
+    const refs = {
+      ceiling: { method: 'GET' as const, path: '/ceiling' },
+      floor: { method: 'GET' as const, path: '/floor', variants: spread(100, fixture.tokens).map((i) => ({ headers: bearer(tokenText(i)) })) },
+    };
+    const offsets = new Map<string, number>();
+
+    const measure = async (key: string, round: number, duration: number): Promise<CellResult> => {
+      const scenario = chosen.find((s) => s.id === key);
+      const server = key === 'ceiling' ? ceiling : key === 'floor' ? floor : service;
+      const base = { origin: server.origin, connections: opts.connections, pipelining: opts.pipelining, durationSeconds: duration };
+      let spec: LoadSpec = scenario ? { ...base, ...scenario.load } : { ...base, ...refs[key as 'ceiling' | 'floor'] };
+      if (scenario?.rotating && spec.variants) {
+        // each callback account takes one request per cycle, across measurements
+        const at = offsets.get(key) ?? 0;
+        spec = { ...spec, variants: [...spec.variants.slice(at), ...spec.variants.slice(0, at)] };
+      }
+      const before = server === service ? await stats(service.origin) : undefined;
+      let peak = 0;
+      const pid = server.child.pid;
+      const poll = setInterval(() => (peak = Math.max(peak, rssOf(pid) ?? 0)), 200);
+      const loads: Promise<LoadResult & { issued?: number }>[] = [runLoader(spec, tmp)];
+      if (scenario?.beside) loads.push(runLoader({ ...scenario.beside, origin: server.origin, pipelining: 1, durationSeconds: duration } as LoadSpec, tmp));
+      const [main, beside] = await Promise.all(loads);
+      clearInterval(poll);
+      const after = server === service ? await stats(service.origin) : undefined;
+      if (scenario?.rotating && spec.variants) offsets.set(key, ((offsets.get(key) ?? 0) + main.responses) % spec.variants.length);
+      const responses = main.responses + (beside?.responses ?? 0);
+      peak = Math.max(peak, rssOf(pid) ?? 0, after?.rss ?? 0);
+      return {
+        key, round, ...main,
+        sqlPerRequest: before && after && responses ? (after.sqlStatements - before.sqlStatements) / responses : undefined,
+        peakRss: peak || undefined,
+        beside: beside && { rps: beside.rps, p50: beside.p50, p99: beside.p99, ok: beside.ok, non2xx: beside.non2xx, errors: beside.errors },
+      };
+    };
+
+    // 4. warm-up: JIT, plan caches, pools
+    for (const key of ['ceiling', 'floor', ...chosen.map((s) => s.id)]) {
+      if (key === '7') continue; // its budget is for the measurements
+      await measure(key, 0, opts.warmupSeconds);
+    }
+    log('warmed up');
+
+    // 5. rounds: references, then a few scenarios, references again, …  (A B A B …)
+    const groups: string[][] = [];
+    for (let i = 0; i < chosen.length; i += 3) groups.push(chosen.slice(i, i + 3).map((s) => s.id));
+    const cells: CellResult[] = [];
+    for (let round = 1; round <= opts.rounds; round++) {
+      for (const group of groups) {
+        for (const key of ['floor', 'ceiling', ...group]) {
+          const cell = await measure(key, round, opts.durationSeconds);
+          (cell as CellResult & { group: number }).group = groups.indexOf(group);
+          cells.push(cell);
+          const extra = cell.beside ? `; beside: ${cell.beside.rps.toFixed(0)} req/s, p50 ${cell.beside.p50.toFixed(1)} ms` : '';
+          const bad = cell.non2xx || cell.errors ? ` (${cell.non2xx} non-2xx ${JSON.stringify(cell.statusCodes)}, ${cell.errors} errors)` : '';
+          log(`round ${round} ${key.padEnd(7)} ${cell.rps.toFixed(0).padStart(6)} req/s  p50 ${cell.p50.toFixed(2)} ms  p99 ${cell.p99.toFixed(2)} ms${cell.sqlPerRequest === undefined ? '' : `  SQL/req ${cell.sqlPerRequest.toFixed(2)}`}${extra}${bad}`);
+        }
+      }
+    }
+    const peakRssOverall = rssOf(service.child.pid, 'VmHWM');
+
+    // a CPU profile is written on a clean exit only: give the service its full shutdown time
+    await Promise.all([service.stop(opts.cpuProf ? 30_000 : 3000), ceiling.stop(), floor.stop()]);
+
+    // 6. summarise: every ratio against the references measured just before it, in the same round
+    const refOf = (cell: CellResult & { group?: number }, key: string) =>
+      cells.find((c) => c.key === key && c.round === cell.round && (c as { group?: number }).group === cell.group);
+    const summaries: ScenarioSummary[] = chosen.map((s) => {
+      const mine = cells.filter((c) => c.key === s.id);
+      const vs = (key: string) => median(mine.map((c) => c.rps / (refOf(c, key)?.rps ?? NaN)));
+      const s1 = (c: CellResult) => cells.find((x) => x.key === '1' && x.round === c.round);
+      const sum: ScenarioSummary = {
+        id: s.id, name: s.name, target: s.target, rounds: mine,
+        rps: median(mine.map((c) => c.rps)), p50: median(mine.map((c) => c.p50)), p99: median(mine.map((c) => c.p99)),
+        vsFloor: vs('floor'), vsCeiling: vs('ceiling'),
+        sqlPerRequest: median(mine.map((c) => c.sqlPerRequest ?? NaN)),
+        peakRss: Math.max(0, ...mine.map((c) => c.peakRss ?? 0)) || undefined,
+        non2xx: mine.reduce((n, c) => n + c.non2xx, 0), errors: mine.reduce((n, c) => n + c.errors, 0),
+      };
+      if (s.id === '2') sum.vsScenario1 = median(mine.map((c) => c.rps / (s1(c)?.rps ?? NaN)));
+      if (s.id === '8') {
+        sum.vsScenario1 = median(mine.map((c) => c.rps / (s1(c)?.rps ?? NaN)));
+        sum.basicP50 = median(mine.map((c) => c.beside?.p50 ?? NaN));
+        sum.basicRps = median(mine.map((c) => c.beside?.rps ?? NaN));
+      }
+      if (s.id === '4b') {
+        const first = (c: CellResult) => cells.find((x) => x.key === '4a' && x.round === c.round);
+        sum.deepOverFirst = median(mine.map((c) => c.p50 / (first(c)?.p50 ?? NaN)));
+      }
+      return sum;
+    });
+    const reference = (key: 'ceiling' | 'floor'): ReferenceSummary => {
+      const mine = cells.filter((c) => c.key === key);
+      return { rps: median(mine.map((c) => c.rps)), p50: median(mine.map((c) => c.p50)), p99: median(mine.map((c) => c.p99)), measurements: mine.length, peakRss: Math.max(0, ...mine.map((c) => c.peakRss ?? 0)) || undefined };
+    };
+    const report: BenchReport = {
+      meta: {
+        date: new Date().toISOString(),
+        mode: opts.mode,
+        judged: opts.mode !== 'smoke',
+        node: process.version,
+        cpus: `${os.cpus().length} × ${os.cpus()[0]?.model ?? 'unknown'}`,
+        postgres: `${pgVersion} (${pgSettings})`,
+        tokens: opts.tokens,
+        callbackAccounts: opts.callbackAccounts,
+        rounds: opts.rounds,
+        durationSeconds: opts.durationSeconds,
+        connections: opts.connections,
+        pipelining: opts.pipelining,
+        webConcurrency: opts.workers,
+        dbPoolSize: opts.pool,
+        seedSeconds: fixture.seconds,
+        hashedBy: fixture.hashedBy,
+        servicePeakRss: peakRssOverall,
+        totalSeconds: (Date.now() - started) / 1000,
+        only: opts.only ? [...opts.only] : undefined,
+      },
+      references: { ceiling: reference('ceiling'), floor: reference('floor') },
+      scenarios: summaries,
+    };
+    const files = writeReport(report, opts.out, path.join(ROOT, 'bench/tuning-log.md'));
+    log(`report: ${files.join(', ')} (${report.meta.totalSeconds.toFixed(0)} s in all)`);
+  } finally {
+    rmSync(tmp, { recursive: true, force: true });
+    cleanupSync();
+  }
+}
+
+main().then(
+  () => process.exit(0),
+  (err) => {
+    console.error(`bench failed: ${err instanceof Error ? err.stack : String(err)}`);
+    cleanupSync();
+    process.exit(1);
+  },
+);

@@ -1,0 +1,154 @@
+// Seed data of a benchmark run, written straight into a migrated, empty database:
+//   - account "bench": an admin (owner of every token), a client, N tokens
+//     (scopes read write), and Basic-auth admins for scenario 8;
+//   - K "callback" accounts, each with an agent, a client, the agent's token and
+//     a voice phone number, so that scenario 7 spreads its load under the
+//     per-account rate limit (30 per 10 minutes).
+// Tokens are derived from their number (tokenText), so the harness can present
+// any of them without storing a million strings; the database holds only their
+// HMAC (computed by pgcrypto when the extension is available, in Node otherwise).
+import pg from 'pg';
+import { createHmac } from 'node:crypto';
+import { hashPassword } from '../src/domain/auth/passwords';
+
+export const tokenText = (i: number) => `benchtoken${String(i).padStart(12, '0')}`;
+export const callbackTokenText = (i: number) => `benchcallbk${String(i).padStart(12, '0')}`;
+export const BASIC_PASSWORD = 'bench-basic-password';
+export const REQUESTER_PHONE = '+14155552671';
+
+export interface SeedOptions {
+  url: string;
+  hashKey: string;
+  tokens: number;
+  callbackAccounts: number;
+  basicUsers: number;
+  log?: (line: string) => void;
+}
+
+export interface Fixture {
+  accountId: string;
+  adminId: string;
+  clientId: string;
+  /** ids of the bench account's tokens: token i (1-based) has id firstTokenId + i - 1 */
+  firstTokenId: string;
+  tokens: number;
+  callback: { token: string; phoneNumberId: string }[];
+  basic: { email: string; password: string }[];
+  /** how the token hashes were computed */
+  hashedBy: 'pgcrypto' | 'node';
+  seconds: number;
+}
+
+const hmac = (key: string, value: string) => createHmac('sha256', Buffer.from(key, 'utf8')).update(value, 'utf8').digest('hex');
+const CHUNK = 100_000;
+
+export async function seed(options: SeedOptions): Promise<Fixture> {
+  const started = Date.now();
+  const log = options.log ?? (() => {});
+  const client = new pg.Client({ connectionString: options.url });
+  await client.connect();
+  try {
+    const one = async <T = any>(text: string, params: unknown[] = []) => (await client.query(text, params)).rows[0] as T;
+    const passwordHash = await hashPassword(BASIC_PASSWORD);
+    const { id: accountId } = await one(`INSERT INTO accounts (name) VALUES ('bench') RETURNING id`);
+    const { id: adminId } = await one(
+      `INSERT INTO users (account_id, name, email, email_key, role, password_hash) VALUES ($1, 'Bench Admin', 'admin@bench.example.com', 'admin@bench.example.com', 'admin', $2) RETURNING id`,
+      [accountId, passwordHash],
+    );
+    const basic: Fixture['basic'] = [];
+    for (let i = 1; i <= options.basicUsers; i++) {
+      const email = `basic${i}@bench.example.com`;
+      await client.query(`INSERT INTO users (account_id, name, email, email_key, role, password_hash) VALUES ($1, $2, $3, $3, 'admin', $4)`, [accountId, `Basic ${i}`, email, passwordHash]);
+      basic.push({ email, password: BASIC_PASSWORD });
+    }
+    const { id: clientId } = await one(
+      `INSERT INTO oauth_clients (account_id, name, company, identifier, secret_hash, secret_prefix, scopes, redirect_uris)
+       VALUES ($1, 'Bench client', 'Bench', 'bench-client', $2, 'benchsecre', 'read write', ARRAY['https://bench.example.com/cb']) RETURNING id`,
+      [accountId, hmac(options.hashKey, 'bench-client-secret')],
+    );
+
+    // The N tokens, in chunks (progress, bounded transactions).
+    let hashedBy: Fixture['hashedBy'] = 'pgcrypto';
+    try {
+      await client.query('CREATE EXTENSION IF NOT EXISTS pgcrypto');
+    } catch {
+      hashedBy = 'node';
+    }
+    let firstTokenId: string | undefined;
+    for (let from = 1; from <= options.tokens; from += CHUNK) {
+      const to = Math.min(options.tokens, from + CHUNK - 1);
+      let row: { first: string };
+      if (hashedBy === 'pgcrypto') {
+        row = await one(
+          `WITH ins AS (
+             INSERT INTO oauth_tokens (account_id, client_id, user_id, token_hash, token_prefix, scopes)
+             SELECT $1, $2, $3, encode(hmac(t, $4, 'sha256'), 'hex'), left(t, 10), ARRAY['read', 'write']
+               FROM (SELECT 'benchtoken' || lpad(g::text, 12, '0') AS t FROM generate_series($5::int, $6::int) g ORDER BY g) s
+             RETURNING id)
+           SELECT min(id)::text AS first FROM ins`,
+          [accountId, clientId, adminId, options.hashKey, from, to],
+        );
+      } else {
+        const hashes: string[] = [];
+        for (let i = from; i <= to; i++) hashes.push(hmac(options.hashKey, tokenText(i)));
+        row = await one(
+          `WITH ins AS (
+             INSERT INTO oauth_tokens (account_id, client_id, user_id, token_hash, token_prefix, scopes)
+             SELECT $1, $2, $3, h, 'benchtoken', ARRAY['read', 'write'] FROM unnest($4::text[]) WITH ORDINALITY AS u(h, n) ORDER BY n
+             RETURNING id)
+           SELECT min(id)::text AS first FROM ins`,
+          [accountId, clientId, adminId, hashes],
+        );
+      }
+      firstTokenId ??= row.first;
+      if (options.tokens > CHUNK) log(`  seeded ${to.toLocaleString('en')} / ${options.tokens.toLocaleString('en')} tokens`);
+    }
+    // The harness computes token ids from their number: check that they are contiguous.
+    const span = await one<{ lo: string; hi: string; n: string }>(`SELECT min(id)::text AS lo, max(id)::text AS hi, count(*)::text AS n FROM oauth_tokens WHERE account_id = $1`, [accountId]);
+    if (BigInt(span.hi) - BigInt(span.lo) + 1n !== BigInt(span.n) || span.lo !== firstTokenId) throw new Error('seeded token ids are not contiguous');
+    // Spot check: the service will find token 1 by its hash.
+    const check = await one(`SELECT id FROM oauth_tokens WHERE token_hash = $1`, [hmac(options.hashKey, tokenText(1))]);
+    if (!check) throw new Error('seeded token hashes do not match HASH_KEY');
+
+    // Callback accounts, set-based.
+    const k = options.callbackAccounts;
+    await client.query(`INSERT INTO accounts (name) SELECT 'cb-' || lpad(g::text, 6, '0') FROM generate_series(1, $1::int) g`, [k]);
+    await client.query(
+      `INSERT INTO users (account_id, name, email, email_key, role, password_hash)
+       SELECT id, 'Agent ' || name, 'agent@' || name || '.example.com', 'agent@' || name || '.example.com', 'agent', 'x' FROM accounts WHERE name LIKE 'cb-%'`,
+    );
+    await client.query(
+      `INSERT INTO oauth_clients (account_id, name, identifier, secret_hash, secret_prefix, scopes, redirect_uris)
+       SELECT id, 'Client ' || name, 'client-' || name, 'secret-' || name, 'secret-cb-', 'read write', ARRAY['https://bench.example.com/cb'] FROM accounts WHERE name LIKE 'cb-%'`,
+    );
+    await client.query(
+      `INSERT INTO voice_phone_numbers (account_id, number, callback_enabled) SELECT id, '+14155550100', true FROM accounts WHERE name LIKE 'cb-%'`,
+    );
+    const accounts = (
+      await client.query<{ n: number; account_id: string; user_id: string; client_id: string; phone_id: string }>(
+        `SELECT substr(a.name, 4)::int AS n, a.id::text AS account_id, u.id::text AS user_id, c.id::text AS client_id, p.id::text AS phone_id
+           FROM accounts a JOIN users u ON u.account_id = a.id JOIN oauth_clients c ON c.account_id = a.id JOIN voice_phone_numbers p ON p.account_id = a.id
+          WHERE a.name LIKE 'cb-%' ORDER BY a.id`,
+      )
+    ).rows;
+    await client.query(
+      `INSERT INTO oauth_tokens (account_id, client_id, user_id, token_hash, token_prefix, scopes)
+       SELECT a, c, u, h, 'benchcallb', ARRAY['read', 'write'] FROM unnest($1::bigint[], $2::bigint[], $3::bigint[], $4::text[]) AS x(a, c, u, h)`,
+      [accounts.map((a) => a.account_id), accounts.map((a) => a.client_id), accounts.map((a) => a.user_id), accounts.map((a) => hmac(options.hashKey, callbackTokenText(a.n)))],
+    );
+    await client.query('ANALYZE');
+    return {
+      accountId: String(accountId),
+      adminId: String(adminId),
+      clientId: String(clientId),
+      firstTokenId: firstTokenId ?? '0',
+      tokens: options.tokens,
+      callback: accounts.map((a) => ({ token: callbackTokenText(a.n), phoneNumberId: a.phone_id })),
+      basic,
+      hashedBy,
+      seconds: (Date.now() - started) / 1000,
+    };
+  } finally {
+    await client.end();
+  }
+}
