@@ -33,10 +33,15 @@ async function runServer(config: Config, log: pino.Logger, prepare: boolean): Pr
   const db = await createDb({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolSize: config.dbPoolSize });
   if (prepare) await prepareDatabase(db, config, log);
   const { fastify } = await buildApp({ db, config, logger: loggerOptions(config.logLevel) });
+  let stopping = false;
+  // Responses sent while shutting down close their keep-alive connection: fastify.close()
+  // waits for every connection, and one left idle would hold it until keepAliveTimeout.
+  fastify.addHook('onSend', async (_request, reply) => {
+    if (stopping) reply.header('connection', 'close');
+  });
   await fastify.listen({ port: config.port, host: config.host });
   log.info(`listening on http://${config.host}:${config.port} (GraphQL: /graphql, REST: /api/v2, database: ${db.kind})`);
 
-  let stopping = false;
   const stop = async (signal: string) => {
     if (stopping) return;
     stopping = true;
@@ -65,11 +70,14 @@ async function runPrimary(config: Config, log: pino.Logger): Promise<void> {
   await prepareDatabase(db, config, log);
   await db.close();
   let stopping = false;
+  // a worker that could not drain in time (exit 1) makes the whole shutdown a failure
+  let drainFailed = false;
   const fork = () => cluster.fork();
   for (let i = 0; i < config.webConcurrency; i++) fork();
   cluster.on('exit', (worker, code) => {
     if (stopping) {
-      if (Object.keys(cluster.workers ?? {}).length === 0) process.exit(0);
+      if (code !== 0) drainFailed = true;
+      if (Object.keys(cluster.workers ?? {}).length === 0) process.exit(drainFailed ? 1 : 0);
       return;
     }
     log.error({ pid: worker.process.pid, code }, 'worker died; starting another');
@@ -78,7 +86,7 @@ async function runPrimary(config: Config, log: pino.Logger): Promise<void> {
   const stop = () => {
     stopping = true;
     for (const worker of Object.values(cluster.workers ?? {})) worker?.process.kill('SIGTERM');
-    setTimeout(() => process.exit(0), SHUTDOWN_GRACE_MS + 1000).unref();
+    setTimeout(() => process.exit(1), SHUTDOWN_GRACE_MS + 1000).unref();
   };
   process.on('SIGTERM', stop);
   process.on('SIGINT', stop);
