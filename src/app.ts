@@ -122,6 +122,10 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     parseOptions: limits.parseOptions,
     includeStacktraceInErrorResponses: false,
     allowBatchedHttpRequests: false,
+    // main.ts owns SIGTERM/SIGINT (fastify.close() → onClose → apollo.stop()).
+    // Apollo's own handlers (on outside NODE_ENV=test) would stop it a second
+    // time concurrently, and that close never resolved: shutdown hung ~10 s.
+    stopOnTerminationSignals: false,
     hideSchemaDetailsFromClientErrors: !config.graphqlIntrospection,
     formatError: createFormatError((err) => fastify.log.error({ err }, 'graphql resolver error')),
     plugins: [
