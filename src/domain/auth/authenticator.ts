@@ -1,7 +1,7 @@
 import type { Db } from '../../db/create-db';
 import type { Limits } from '../../config';
 import { ForbiddenError, RateLimitedError, UnauthenticatedError } from '../errors';
-import { hmacHex, sha256Hex } from '../crypto';
+import { constantTimeEqual, hmacHex, sha256Hex } from '../crypto';
 import { allScopesValid } from '../scopes';
 import { dummyPasswordHash, verifyPassword } from './passwords';
 import type { Role, Viewer } from './viewer';
@@ -193,7 +193,7 @@ export class Authenticator {
     const cached = this.basicCache.get(cacheKey);
     if (cached && cached.until > Date.now()) {
       // Valid only while the user still has the very hash it was checked against.
-      const same = users.find((u) => String(u.id) === cached.userId && u.password_hash === cached.passwordHash && u.active);
+      const same = users.find((u) => String(u.id) === cached.userId && u.active && constantTimeEqual(u.password_hash, cached.passwordHash));
       if (same) return same;
     }
     if (cached) this.basicCache.delete(cacheKey);
