@@ -23,7 +23,7 @@ export function createServices(options: ServiceOptions) {
     directory: new DirectoryService(db.prisma),
     oauthClients: new OAuthClientService(db.prisma, hashKey),
     callbackRequests: new CallbackRequestService(db.prisma, limits),
-    oauthTokens: new OAuthTokenService(db.prisma, hashKey),
+    oauthTokens: new OAuthTokenService(db.prisma, hashKey, db.sql),
     cursors: new CursorCodec(hashKey),
   };
 }
