@@ -1,4 +1,5 @@
 import 'reflect-metadata';
+import { isUtf8 } from 'node:buffer';
 import { randomUUID } from 'node:crypto';
 import Fastify, { LogController, type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import { ApolloServer } from '@apollo/server';
@@ -8,7 +9,7 @@ import { ApolloServerPluginLandingPageDisabled } from '@apollo/server/plugin/dis
 import type { Config } from './config';
 import type { Db } from './db/create-db';
 import { migrationsApplied } from './db/migrate';
-import { DomainError, ServiceUnavailableError } from './domain/errors';
+import { BadRequestError, DomainError, ServiceUnavailableError } from './domain/errors';
 import { isDatabaseUnavailable } from './db/errors';
 import { createServices, type Services } from './domain/services';
 import { buildGraphQLSchema } from './graphql/schema';
@@ -53,6 +54,11 @@ export async function buildApp(deps: AppDeps): Promise<App> {
       return typeof given === 'string' && /^[\w.-]{1,64}$/.test(given) ? given : randomUUID();
     },
     routerOptions: { maxParamLength: 200 },
+    // The router refuses a path with malformed percent-encoding or an over-long
+    // segment before any route runs; only a path parameter (an id) can be either,
+    // and an id that is not a positive integer is a 404 in the envelope (API.md §4).
+    frameworkErrors: (error, _request, reply) =>
+      send(reply, error.code === 'FST_ERR_BAD_URL' || error.code === 'FST_ERR_MAX_PARAM_LENGTH' ? notFound() : internalError()),
   });
   const services = createServices({ db, hashKey: config.hashKey, limits: config.limits });
   const buildContext = createContextBuilder(services, config.publicUrl);
@@ -60,9 +66,12 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   // JSON only; an empty body counts as no body (e.g. POST …/client_secret with a JSON content type).
   const parseJson = fastify.getDefaultJsonParser('error', 'error');
   fastify.removeContentTypeParser(['application/json', 'text/plain']);
-  fastify.addContentTypeParser('application/json', { parseAs: 'string' }, (req, body, done) => {
-    if ((body as string).trim() === '') return done(null, undefined);
-    parseJson(req, body as string, done);
+  fastify.addContentTypeParser('application/json', { parseAs: 'buffer' }, (req, body, done) => {
+    // JSON is UTF-8 (RFC 8259 §8.1); decoding other bytes would store U+FFFD in their place.
+    if (!isUtf8(body as Buffer)) return done(new BadRequestError('The request body is not valid UTF-8'), undefined);
+    const text = (body as Buffer).toString('utf8');
+    if (text.trim() === '') return done(null, undefined);
+    parseJson(req, text, done);
   });
 
   fastify.addHook('onSend', async (request, reply) => {

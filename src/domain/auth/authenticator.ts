@@ -134,7 +134,7 @@ export class Authenticator {
 
   private async impersonate(viewer: Viewer, email: string): Promise<Viewer> {
     const token = viewer.token;
-    if (!token || viewer.role !== 'admin' || !token.scopes.includes('impersonate')) throw new ForbiddenError();
+    if (!token || viewer.role !== 'admin' || !token.scopes.includes('impersonate') || email.includes('\0')) throw new ForbiddenError();
     const rows = await this.options.db.sql<UserRow>(
       `SELECT id, account_id, role::text AS role, email, name, password_hash, active
          FROM users WHERE account_id = $1 AND email_key = $2 AND active AND role = 'end_user'`,
@@ -161,7 +161,8 @@ export class Authenticator {
     const email = decoded.slice(0, colon);
     const password = decoded.slice(colon + 1);
     const emailKey = email.trim().toLowerCase();
-    if (emailKey.length > 320 || password.length > 1024) throw new UnauthenticatedError();
+    // No stored email holds NUL (PostgreSQL text cannot), so such a login names nobody.
+    if (emailKey.length > 320 || password.length > 1024 || emailKey.includes('\0')) throw new UnauthenticatedError();
 
     const failures = await this.recentFailures(emailKey);
     if (failures.count >= this.options.limits.loginFailures) {

@@ -37,6 +37,8 @@ export function normalizeClientScopes(value: string): string | null {
 export function redirectUriProblem(uri: string): string | null {
   if (uri.length > MAX_URI_LENGTH) return `is too long (maximum is ${MAX_URI_LENGTH} characters)`;
   if (uri.includes('*')) return 'must not contain wildcards';
+  // PostgreSQL text cannot hold NUL, and no URI contains control characters (RFC 3986).
+  if ([...uri].some((c) => c < ' ' || c === '\u007f')) return 'must not contain control characters';
   if (uri.includes('#')) return 'must not contain a fragment';
   let url: URL;
   try {
@@ -66,6 +68,7 @@ export function validateOAuthClient(input: OAuthClientInput, partial: boolean): 
     if (input.name === undefined || input.name === null) blank('name');
     else if (typeof input.name !== 'string') invalid('name', 'must be a string');
     else if (!input.name.trim()) blank('name');
+    else if (input.name.includes('\0')) invalid('name', 'must not contain NUL characters');
     else if (input.name.trim().length > 255) v.add('name', 'TooLong', 'Name: is too long (maximum is 255 characters)');
     else out.name = input.name.trim();
   }
@@ -73,6 +76,7 @@ export function validateOAuthClient(input: OAuthClientInput, partial: boolean): 
   if (input.company !== undefined) {
     if (input.company === null) out.company = null;
     else if (typeof input.company !== 'string') invalid('company', 'must be a string');
+    else if (input.company.includes('\0')) invalid('company', 'must not contain NUL characters');
     else if (input.company.trim().length > 255) v.add('company', 'TooLong', 'Company: is too long (maximum is 255 characters)');
     else out.company = input.company.trim() || null;
   }

@@ -86,6 +86,8 @@ export class OAuthTokenService {
     if (scopes === undefined || scopes === null || (Array.isArray(scopes) && scopes.length === 0)) v.add('scopes', 'BlankValue', 'Scopes: cannot be blank');
     else if (!Array.isArray(scopes) || !scopes.every((s) => typeof s === 'string')) v.add('scopes', 'InvalidValue', 'Scopes: must be an array of strings');
     else if (scopes.length > 50 || scopes.some((s: string) => s.length > 100)) v.add('scopes', 'TooLong', 'Scopes: at most 50 scopes of at most 100 characters');
+    // Invalid scopes are stored as given (seed §4.3 rule 6), but PostgreSQL text cannot hold NUL.
+    else if (scopes.some((s: string) => s.includes('\0'))) v.add('scopes', 'InvalidValue', 'Scopes: must not contain NUL characters');
     v.throwIfAny();
     const client = await this.prisma.oAuthClient.findFirst({ where: { id: clientId!, accountId: viewer.accountId }, select: { id: true } });
     if (!client) throw new ValidationError({ client_id: [{ error: 'NotFound', description: `Client: ${clientId} was not found` }] });
