@@ -49,6 +49,10 @@ export function createFormatError(logError: (err: unknown) => void) {
     }
     const code = formatted.extensions?.code;
     if (typeof code === 'string' && APOLLO_CODES.has(code)) return { ...base, message: formatted.message, extensions: { code } };
+    // Apollo refuses some requests with a bare GraphQLError and an HTTP 4xx but no code
+    // (a persisted-query hash that does not match the query, an unsupported version).
+    const http = original instanceof GraphQLError && !original.originalError ? (original.extensions?.http as { status?: number } | undefined) : undefined;
+    if (http?.status && http.status >= 400 && http.status < 500) return { ...base, message: formatted.message, extensions: { code: 'BAD_REQUEST' } };
     logError(cause);
     return { ...base, message: 'Internal error', extensions: { code: 'INTERNAL_SERVER_ERROR' } };
   };
