@@ -2,10 +2,10 @@ import 'reflect-metadata';
 import { isUtf8 } from 'node:buffer';
 import { randomUUID } from 'node:crypto';
 import Fastify, { LogController, type FastifyInstance, type FastifyServerOptions } from 'fastify';
-import { ApolloServer } from '@apollo/server';
+import { ApolloServer, type ApolloServerPlugin } from '@apollo/server';
 import { fastifyApolloHandler } from '@as-integrations/fastify';
 import { ApolloServerPluginLandingPageLocalDefault } from '@apollo/server/plugin/landingPage/default';
-import { ApolloServerPluginLandingPageDisabled } from '@apollo/server/plugin/disabled';
+import { ApolloServerPluginCacheControlDisabled, ApolloServerPluginLandingPageDisabled } from '@apollo/server/plugin/disabled';
 import type { Config } from './config';
 import type { Db } from './db/create-db';
 import { migrationsApplied } from './db/migrate';
@@ -39,6 +39,17 @@ function send(reply: import('fastify').FastifyReply, r: ErrorResponse) {
   if (r.headers) reply.headers(r.headers);
   return reply.code(r.status).type('application/json; charset=utf-8').send(r.body);
 }
+
+/** GraphQL answers are per viewer: never cached (what Apollo's cache-control plugin sent). */
+const noStore: ApolloServerPlugin<GraphQLContext> = {
+  async requestDidStart() {
+    return {
+      async willSendResponse({ response }) {
+        if (!response.http.headers.has('cache-control')) response.http.headers.set('cache-control', 'no-store');
+      },
+    };
+  },
+};
 
 /** Builds the HTTP application over a database; never listens (main.ts does). */
 export async function buildApp(deps: AppDeps): Promise<App> {
@@ -143,6 +154,11 @@ export async function buildApp(deps: AppDeps): Promise<App> {
         ? ApolloServerPluginLandingPageLocalDefault({ embed: true, includeCookies: false })
         : ApolloServerPluginLandingPageDisabled(),
       ...limits.plugins,
+      // Apollo's default cache-control plugin hooks every resolved field to compute a
+      // cache policy this API never sets; off (measured in bench/tuning-log.md), with
+      // the "no-store" it would have answered kept by noStore.
+      ApolloServerPluginCacheControlDisabled(),
+      noStore,
     ],
   });
   await apollo.start();
