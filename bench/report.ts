@@ -134,7 +134,7 @@ export function markdown(report: BenchReport, tuningLog: string | undefined): st
     `- Load: autocannon 9 in a separate process, **${m.connections} connections, pipelining ${m.pipelining}, ${m.durationSeconds} s per measurement**; scenario 8 adds a second autocannon process at a fixed rate (5 connections).`,
     `- ${m.rounds} round(s); in each round the floor and the ceiling are measured again before every group of three scenarios (A B A B …), and each ratio is taken against the references measured just before it, in the same round. Every figure is the median over the rounds. A warm-up run of every target precedes the rounds.`,
     `- Data: ${f(m.tokens)} tokens in the bench account (hashes by ${m.hashedBy}), seeded in ${f(m.seedSeconds, 1)} s; ${f(m.callbackAccounts)} further accounts (agent, token, phone number) across which scenario 7 cycles, one request per account per cycle, to stay under the 30 per 10 minutes limit.`,
-    `- SQL/request: the service's statement counter (GET /__bench/stats, bench mode only) before and after each measurement, divided by the responses. Peak RSS: the service process's VmRSS sampled every 200 ms (${mb(m.servicePeakRss)} high-water mark over the whole run).`,
+    `- SQL/request: the service's statement counter (GET /__bench/stats, bench mode only) before and after each measurement (after waiting for the requests still in flight), divided by the requests the service received in between (its own counter). Peak RSS: the service process's VmRSS sampled every 200 ms (${mb(m.servicePeakRss)} high-water mark over the whole run).`,
     `- Total time of this run: ${f(m.totalSeconds)} s.`,
   );
   if (m.only) lines.push(`- Only scenarios ${m.only.join(', ')}.`);

@@ -274,10 +274,30 @@ const median = (xs: number[]) => {
   return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
 };
 
-async function stats(origin: string): Promise<{ sqlStatements: number; rss: number }> {
+interface Stats {
+  sqlStatements: number;
+  /** requests answered (absent from older services) */
+  requests?: number;
+  rss: number;
+}
+
+async function stats(origin: string): Promise<Stats> {
   const res = await fetch(`${origin}/__bench/stats`);
   if (!res.ok) throw new Error(`GET /__bench/stats answered ${res.status}: is BENCH_MODE on?`);
-  return (await res.json()) as { sqlStatements: number; rss: number };
+  return (await res.json()) as Stats;
+}
+
+/** Stats once the requests still in flight when the load stopped are answered (counters still for 100 ms). */
+async function settledStats(origin: string): Promise<Stats> {
+  let last = await stats(origin);
+  const deadline = Date.now() + 3000;
+  while (Date.now() < deadline) {
+    await new Promise((r) => setTimeout(r, 100));
+    const now = await stats(origin);
+    if (now.sqlStatements === last.sqlStatements && now.requests === last.requests) return now;
+    last = now;
+  }
+  return last;
 }
 
 async function main(): Promise<void> {
@@ -350,9 +370,10 @@ async function main(): Promise<void> {
       if (scenario?.beside) loads.push(runLoader({ ...scenario.beside, origin: server.origin, pipelining: 1, durationSeconds: duration } as LoadSpec, tmp));
       const [main, beside] = await Promise.all(loads);
       clearInterval(poll);
-      const after = server === service ? await stats(service.origin) : undefined;
+      const after = server === service ? await settledStats(service.origin) : undefined;
       if (scenario?.rotating && spec.variants) offsets.set(key, ((offsets.get(key) ?? 0) + main.responses) % spec.variants.length);
-      const responses = main.responses + (beside?.responses ?? 0);
+      // requests the service received (in-flight ones at the end included), else the responses autocannon saw
+      const responses = before?.requests !== undefined && after?.requests !== undefined ? after.requests - before.requests : main.responses + (beside?.responses ?? 0);
       peak = Math.max(peak, rssOf(pid) ?? 0, after?.rss ?? 0);
       return {
         key, round, ...main,

@@ -117,8 +117,15 @@ export async function buildApp(deps: AppDeps): Promise<App> {
 
   fastify.get('/healthz', async () => ({ status: 'ok' }));
   if (config.benchMode) {
-    // Only in bench mode (BENCH_MODE=true): what the harness divides by its request count.
-    fastify.get('/__bench/stats', async () => ({ sqlStatements: db.statementCount(), rss: process.memoryUsage().rss }));
+    // Only in bench mode (BENCH_MODE=true): statements and the requests received (these
+    // stats requests excluded), so that requests the load generator gave up on when it
+    // stopped (they still run their statements) count too.
+    let requests = 0;
+    fastify.addHook('onRequest', (request, _reply, done) => {
+      if (!request.url.startsWith('/__bench/')) requests++;
+      done();
+    });
+    fastify.get('/__bench/stats', async () => ({ sqlStatements: db.statementCount(), requests, rss: process.memoryUsage().rss }));
   }
   let migrated = false;
   fastify.get('/readyz', async (request, reply) => {
