@@ -40,6 +40,12 @@ interface TokenRow {
 
 const BASIC_CACHE_TTL_MS = 60_000;
 const BASIC_CACHE_MAX = 10_000;
+// Advisory-lock namespace of the login throttle (the migration lock and the
+// rolling windows use others); any constant that every process shares.
+const LOGIN_LOCK_NAMESPACE = 727073692;
+// Expired attempts of any email removed per recorded attempt: emails tried once
+// (password spraying) would otherwise stay forever.
+const PRUNE_BATCH = 10;
 
 export interface AuthenticatorOptions {
   db: Db;
@@ -165,20 +171,30 @@ export class Authenticator {
     if (emailKey.length > 320 || password.length > 1024 || emailKey.includes('\0')) throw new UnauthenticatedError();
 
     const failures = await this.recentFailures(emailKey);
-    if (failures.count >= this.options.limits.loginFailures) {
-      throw new RateLimitedError(failures.retryAfter, 'Too many failed login attempts; try again later');
-    }
+    if (failures.count >= this.options.limits.loginFailures) throw this.throttled(failures.retryAfter);
     const users = await this.options.db.sql<UserRow>(
       `SELECT id, account_id, role::text AS role, email, name, password_hash, active
          FROM users WHERE email_key = $1 ORDER BY id`,
       [emailKey],
     );
-    const user = await this.matchPassword(users, emailKey, password);
+    const cacheKey = sha256Hex(`${this.options.hashKey.toString('hex')}\0${emailKey}\0${password}`);
+    let user = this.cachedMatch(cacheKey, users);
+    const fullVerification = !user;
     if (!user) {
-      await this.options.db.sql('INSERT INTO login_failures (email_key) VALUES ($1)', [emailKey]);
-      throw new UnauthenticatedError();
+      // A full verification is a guess whose answer the caller learns: it is counted
+      // (as a failure until it succeeds) before the KDF runs, atomically across
+      // processes, so concurrent guesses cannot get past the limit.
+      const attempt = await this.recordAttempt(emailKey);
+      if (attempt.id === undefined) throw this.throttled(attempt.retryAfter);
+      user = await this.verify(cacheKey, users, password);
+      if (!user) {
+        // The window of a failure starts when it is known (as before the KDF was counted).
+        await this.options.db.sql('UPDATE login_failures SET created_at = now() WHERE id = $1', [attempt.id]);
+        throw new UnauthenticatedError();
+      }
     }
-    if (failures.count > 0) await this.options.db.sql('DELETE FROM login_failures WHERE email_key = $1', [emailKey]);
+    // Success clears the count (and the attempt just recorded).
+    if (fullVerification || failures.count > 0) await this.options.db.sql('DELETE FROM login_failures WHERE email_key = $1', [emailKey]);
     return {
       accountId: BigInt(user.account_id),
       userId: BigInt(user.id),
@@ -189,15 +205,24 @@ export class Authenticator {
     };
   }
 
-  private async matchPassword(users: UserRow[], emailKey: string, password: string): Promise<UserRow | undefined> {
-    const cacheKey = sha256Hex(`${this.options.hashKey.toString('hex')}\0${emailKey}\0${password}`);
+  private throttled(retryAfter: number): RateLimitedError {
+    return new RateLimitedError(retryAfter, 'Too many failed login attempts; try again later');
+  }
+
+  /** The user these exact credentials were verified against within the last minute, if still valid. */
+  private cachedMatch(cacheKey: string, users: UserRow[]): UserRow | undefined {
     const cached = this.basicCache.get(cacheKey);
-    if (cached && cached.until > Date.now()) {
+    if (!cached) return undefined;
+    if (cached.until > Date.now()) {
       // Valid only while the user still has the very hash it was checked against.
       const same = users.find((u) => String(u.id) === cached.userId && u.active && constantTimeEqual(u.password_hash, cached.passwordHash));
       if (same) return same;
     }
-    if (cached) this.basicCache.delete(cacheKey);
+    this.basicCache.delete(cacheKey);
+    return undefined;
+  }
+
+  private async verify(cacheKey: string, users: UserRow[], password: string): Promise<UserRow | undefined> {
     const active = users.filter((u) => u.active);
     for (const user of active) {
       if (await verifyPassword(password, user.password_hash)) {
@@ -227,5 +252,51 @@ export class Authenticator {
     );
     const last = rows[rows.length - 1];
     return { count: rows.length, retryAfter: last ? Math.max(1, Number(last.retry_after)) : 0 };
+  }
+
+  /**
+   * Records one attempt for the email if fewer than the limit are in the window.
+   * Exact across processes: a transaction-scoped advisory lock per email (keyed by
+   * its HMAC, so nobody can aim a collision at someone else's lock) serialises the
+   * decisions, and the decision statement starts after the lock, so it sees every
+   * attempt committed before. The lock is held for this one statement, never
+   * during the KDF. The same statement drops the email's attempts that left the
+   * window, and the oldest expired ones of any email, so the table stays small.
+   */
+  private async recordAttempt(emailKey: string): Promise<{ id?: string; retryAfter: number }> {
+    const { loginFailures: limit, loginWindowSeconds: window } = this.options.limits;
+    const lockKey = hmacHex(this.options.hashKey, `login-throttle\0${emailKey}`);
+    return this.options.db.prisma.$transaction(async (tx) => {
+      await tx.$executeRaw`SELECT pg_advisory_xact_lock(${LOGIN_LOCK_NAMESPACE}::int4, hashtext(${lockKey}))`;
+      const [row] = await tx.$queryRaw<{ id: bigint | null; retry_after: number | null }[]>`
+        WITH clock AS (SELECT clock_timestamp() AS now),
+        expired AS (
+          DELETE FROM login_failures f USING clock
+           WHERE f.email_key = ${emailKey} AND f.created_at <= clock.now - make_interval(secs => ${window}::int)
+        ),
+        oldest_expired AS (
+          DELETE FROM login_failures f USING clock
+           WHERE f.id IN (SELECT id FROM login_failures ORDER BY id LIMIT ${PRUNE_BATCH}::int FOR UPDATE SKIP LOCKED)
+             AND f.email_key <> ${emailKey} AND f.created_at <= clock.now - make_interval(secs => ${window}::int)
+        ),
+        recent AS (
+          SELECT f.created_at FROM login_failures f, clock
+           WHERE f.email_key = ${emailKey} AND f.created_at > clock.now - make_interval(secs => ${window}::int)
+           ORDER BY f.created_at DESC LIMIT ${limit}::int
+        ),
+        counted AS (
+          SELECT count(recent.created_at)::int AS used,
+                 GREATEST(1, ceil(extract(epoch FROM min(recent.created_at) + make_interval(secs => ${window}::int) - clock.now)))::int AS retry_after
+            FROM clock LEFT JOIN recent ON true
+           GROUP BY clock.now
+        ),
+        recorded AS (
+          INSERT INTO login_failures (email_key, created_at)
+          SELECT ${emailKey}, clock.now FROM counted, clock WHERE counted.used < ${limit}::int
+          RETURNING id
+        )
+        SELECT (SELECT id FROM recorded) AS id, retry_after FROM counted`;
+      return { id: row.id === null ? undefined : String(row.id), retryAfter: row.retry_after ?? 1 };
+    });
   }
 }

@@ -1,0 +1,157 @@
+import { createDb, type Db } from '../src/db/create-db';
+import { DirectoryService } from '../src/domain/directory/directory.service';
+import { basicHeader, createTestApp, type TestContext } from './helpers/test-app';
+import { describeOnPostgres, freshPostgresDatabase } from './helpers/postgres';
+import { graphqlOverHttp, killAll, startServer, type ServerHandle } from './helpers/processes';
+
+// API.md §2.5 across processes: after 10 failed Basic attempts for one email in
+// the window, every further attempt on ANY process answers 429 with Retry-After,
+// even with the right password. Concurrent attempts cannot get past the limit:
+// each full verification is counted before it runs, under a per-email lock in
+// the database. Attempts that left the window are deleted as new ones come.
+
+jest.setTimeout(120_000);
+
+const ME = '{ me { email } }';
+const WINDOW = 300;
+const PASSWORD = 'the-right-password';
+
+type Reply = Awaited<ReturnType<typeof graphqlOverHttp>>;
+
+function expectThrottled(res: Reply): number {
+  expect(res.status).toBe(429);
+  const retryAfter = Number(res.headers.get('retry-after'));
+  expect(retryAfter).toBeGreaterThanOrEqual(1);
+  expect(retryAfter).toBeLessThanOrEqual(WINDOW);
+  expect(res.body.errors![0].extensions).toMatchObject({ code: 'RATE_LIMITED', retryAfter });
+  return retryAfter;
+}
+
+async function failureRows(db: Db, email: string): Promise<number> {
+  const [row] = await db.sql<{ n: number }>('SELECT count(*)::int AS n FROM login_failures WHERE email_key = $1', [email]);
+  return row.n;
+}
+
+describeOnPostgres('login throttle across two server processes on one database', () => {
+  let database: Awaited<ReturnType<typeof freshPostgresDatabase>>;
+  let db: Db | undefined;
+  let servers: ServerHandle[] = [];
+  let directory: DirectoryService;
+  let accountId: bigint;
+
+  const attempt = (server: ServerHandle, email: string, password: string) => graphqlOverHttp(server.url, ME, { authorization: basicHeader(email, password) });
+  const newUser = async (email: string) => {
+    await directory.createUser({ accountId, email, password: PASSWORD, role: 'agent' });
+    return email;
+  };
+
+  beforeAll(async () => {
+    database = await freshPostgresDatabase();
+    const env = { DATABASE_URL: database.url, ADMIN_PASSWORD: 'bootstrap-admin-pw', WEB_CONCURRENCY: '1' };
+    servers = await Promise.all([startServer(env), startServer(env)]);
+    db = await createDb({ databaseUrl: database.url, poolSize: 2 });
+    directory = new DirectoryService(db.prisma);
+    accountId = (await directory.listAccounts()).find((a) => a.name === 'default')!.id;
+  }, 90_000);
+
+  afterAll(async () => {
+    await Promise.all(servers.map((s) => s.stop()));
+    await killAll();
+    await db?.close();
+    await database?.drop();
+  }, 30_000);
+
+  it('counts failures on both processes together: the 11th attempt, on either, is 429 even with the right password', async () => {
+    const [a, b] = servers;
+    const email = await newUser('split@example.com');
+    // Both processes have verified (and may cache) the right password before.
+    for (const server of servers) expect((await attempt(server, email, PASSWORD)).body.data!.me.email).toBe(email);
+
+    for (let i = 0; i < 10; i++) expect((await attempt(servers[i % 2], email, `wrong-${i}`)).status).toBe(401);
+    expect(await failureRows(db!, email)).toBe(10);
+
+    const onA = expectThrottled(await attempt(a, email, PASSWORD));
+    const onB = expectThrottled(await attempt(b, email, PASSWORD));
+    // one clock (the database's): both name the same moment
+    expect(Math.abs(onA - onB)).toBeLessThanOrEqual(2);
+
+    // Switching process does not help, and refused attempts are not counted.
+    for (let i = 0; i < 6; i++) expectThrottled(await attempt(servers[i % 2], email, i % 3 ? PASSWORD : `wrong-again-${i}`));
+    expect(await failureRows(db!, email)).toBe(10);
+  });
+
+  it('lets at most 10 of 30 concurrent wrong attempts over both processes be tried; the other 20 get 429 without an answer', async () => {
+    const email = await newUser('burst@example.com');
+    const replies = await Promise.all(Array.from({ length: 30 }, (_, i) => attempt(servers[i % 2], email, `guess-${i}`)));
+    const statuses = replies.map((r) => r.status);
+    expect(statuses.filter((s) => s === 401)).toHaveLength(10);
+    expect(statuses.filter((s) => s === 429)).toHaveLength(20);
+    for (const reply of replies.filter((r) => r.status === 429)) expectThrottled(reply);
+    expect(await failureRows(db!, email)).toBe(10);
+
+    for (const server of servers) expectThrottled(await attempt(server, email, PASSWORD));
+    expect(await failureRows(db!, email)).toBe(10);
+  });
+
+  it('deletes attempts that left the window: the email’s own, and the oldest of any email', async () => {
+    const email = await newUser('prune@example.com');
+    await db!.sql(
+      `INSERT INTO login_failures (id, email_key, created_at)
+       SELECT -1000 + g, CASE WHEN g <= 25 THEN 'sprayed-' || g || '@example.com' ELSE $1 END, now() - interval '1 hour'
+         FROM generate_series(1, 40) AS g`,
+      [email],
+    );
+    const expired = async () => (await db!.sql<{ n: number }>(`SELECT count(*)::int AS n FROM login_failures WHERE created_at < now() - interval '30 minutes'`))[0].n;
+    expect(await expired()).toBe(40);
+    const fresh = await db!.sql<{ n: number }>('SELECT count(*)::int AS n FROM login_failures');
+
+    expect((await attempt(servers[0], email, 'wrong')).status).toBe(401);
+    // its 15 expired attempts are gone, 10 of the 25 sprayed ones too, and the new failure counted
+    expect(await failureRows(db!, email)).toBe(1);
+    expect(await expired()).toBe(15);
+    expect((await attempt(servers[1], 'someone-else@example.com', 'wrong')).status).toBe(401);
+    expect((await attempt(servers[0], 'someone-else@example.com', 'wrong')).status).toBe(401);
+    expect(await expired()).toBe(0);
+    // nothing inside the window was touched: the earlier tests' failures are all still there
+    const [after] = await db!.sql<{ n: number }>('SELECT count(*)::int AS n FROM login_failures');
+    expect(after.n).toBe(fresh[0].n - 40 + 3);
+  });
+});
+
+// The same pruning on the embedded database (one process), so both engines run it.
+describe('login throttle bookkeeping on this test database', () => {
+  let ctx: TestContext;
+  beforeAll(async () => {
+    ctx = await createTestApp();
+  });
+  afterAll(() => ctx.close());
+
+  it('deletes expired attempts of the failing email and the oldest expired ones of others, never recent ones', async () => {
+    const user = await ctx.createUser(await ctx.createAccount(), 'agent', { password: PASSWORD });
+    await ctx.db.sql(
+      `INSERT INTO login_failures (id, email_key, created_at)
+       SELECT -100 + g, CASE WHEN g <= 12 THEN 'old-' || g || '@example.com' ELSE $1 END, now() - interval '1 hour'
+         FROM generate_series(1, 20) AS g`,
+      [user.email],
+    );
+    await ctx.db.sql(`INSERT INTO login_failures (email_key, created_at) VALUES ('recent@example.com', now() - interval '1 minute')`);
+
+    const res = await ctx.graphql(ME, {}, { authorization: basicHeader(user.email, 'wrong') });
+    expect(res.statusCode).toBe(401);
+    const rows = await ctx.db.sql<{ email_key: string }>('SELECT email_key FROM login_failures ORDER BY id');
+    expect(rows.map((r) => r.email_key)).toEqual(['old-11@example.com', 'old-12@example.com', 'recent@example.com', user.email]);
+  });
+
+  it('counts from zero: with a limit of 1 the first wrong attempt is answered, the next is not', async () => {
+    const strict = await createTestApp({ limits: { loginFailures: 1 } });
+    try {
+      const user = await strict.createUser(await strict.createAccount(), 'agent', { password: PASSWORD });
+      expect((await strict.graphql(ME, {}, { authorization: basicHeader(user.email, 'wrong') })).statusCode).toBe(401);
+      const res = await strict.graphql(ME, {}, { authorization: user.basic });
+      expect(res.statusCode).toBe(429);
+      expect(Number(res.headers['retry-after'])).toBeGreaterThanOrEqual(1);
+    } finally {
+      await strict.close();
+    }
+  });
+});
