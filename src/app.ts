@@ -22,6 +22,8 @@ import { restRoutes } from './rest/routes';
 import { badRequest, envelopeFor, internalError, notFound, type ErrorResponse } from './http/error-envelope';
 
 export const BODY_LIMIT = 64 * 1024;
+/** /readyz answers 503 when the database has not answered SELECT 1 within this time */
+const READY_TIMEOUT_MS = 2_000;
 
 export interface AppDeps {
   db: Db;
@@ -129,13 +131,20 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   }
   let migrated = false;
   fastify.get('/readyz', async (request, reply) => {
+    let timer: NodeJS.Timeout | undefined;
     try {
-      await db.sql('SELECT 1');
+      // a database that accepts connections but does not answer is not ready either
+      const timeout = new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new Error('readiness check timed out')), READY_TIMEOUT_MS);
+      });
+      await Promise.race([db.sql('SELECT 1'), timeout]);
       migrated ||= await migrationsApplied(db);
       if (migrated) return { status: 'ready' };
       return reply.code(503).send({ status: 'unavailable', reason: 'migrations pending' });
     } catch {
       return reply.code(503).send({ status: 'unavailable', reason: 'database unreachable' });
+    } finally {
+      clearTimeout(timer);
     }
   });
 

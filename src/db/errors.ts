@@ -11,6 +11,8 @@ export function isDatabaseUnavailable(err: unknown, depth = 0): boolean {
   if (typeof e.originalCode === 'string' && PG_CODES.has(e.originalCode)) return true;
   if (e.code === 'P1001' || e.code === 'P1002' || e.code === 'P1017' || e.kind === 'DatabaseNotReachable') return true;
   const message = typeof e.message === 'string' ? e.message : '';
-  if (/Connection terminated|connection timeout|Can't reach database|ECONNREFUSED|terminating connection|Client has encountered a connection error/i.test(message)) return true;
+  // "timeout exceeded when trying to connect": pg-pool waited connectionTimeoutMillis for a
+  // free connection (every one busy on a database that does not answer)
+  if (/Connection terminated|connection timeout|timeout exceeded when trying to connect|Can't reach database|ECONNREFUSED|terminating connection|Client has encountered a connection error/i.test(message)) return true;
   return isDatabaseUnavailable(e.cause, depth + 1);
 }
