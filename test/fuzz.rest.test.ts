@@ -340,6 +340,23 @@ describe('REST fuzzing: hostile requests never get a 5xx (issue 7)', () => {
     }
   });
 
+  it('answers 404 RecordNotFound for methods a route does not have', async () => {
+    const methodsOf = new Map<string, Set<string>>();
+    for (const t of TARGETS) methodsOf.set(t.template, (methodsOf.get(t.template) ?? new Set()).add(t.method));
+    const cases = [...methodsOf].flatMap(([template, methods]) =>
+      (['GET', 'POST', 'PUT', 'DELETE', 'PATCH', 'OPTIONS'] as const).filter((m) => !methods.has(m)).map((method) => ({ template, method })),
+    );
+    expect(cases.length).toBeGreaterThan(5);
+    await fc.assert(
+      fc.asyncProperty(fc.constantFrom(...cases), fc.boolean(), fc.constantFrom(undefined, '{}', '{"name":"x"}'), async ({ template, method }, jsonSuffix, body) => {
+        const t: Target = { method: 'GET', template, json: jsonSuffix, key: template };
+        const payload = method === 'GET' ? undefined : body;
+        await expectRejected({ method, url: urlOf(t, idsFor(t, fx)?.own), headers: payload === undefined ? { authorization: fx.auth.admin } : json(fx.auth.admin), payload }, [404]);
+      }),
+      { numRuns: runs(200) },
+    );
+  });
+
   describe('regressions found by the fuzzer', () => {
     it('refuses a body that is not valid UTF-8 with 400 instead of storing replacement characters', async () => {
       const payload = Buffer.concat([Buffer.from('{"name":"a'), Buffer.from([0xff, 0xfe]), Buffer.from('","scopes":"read","redirect_uris":"https://a.example/cb"}')]);

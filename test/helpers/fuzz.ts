@@ -32,6 +32,8 @@ export interface FuzzFixture {
     invalidScope: string;
     /** read write token of a client that only allows read */
     readOnlyClient: string;
+    /** admin token with the impersonate scope (the account has no end user to impersonate) */
+    impersonator: string;
     revoked: string;
     expired: string;
   };
@@ -54,6 +56,7 @@ export async function createFuzzFixture(): Promise<FuzzFixture> {
   const account = await ctx.createAccount();
   const admin = await ctx.createUser(account, 'admin');
   const other = await ctx.createUser(await ctx.createAccount(), 'admin');
+  await ctx.createUser(other.accountId, 'end_user', { email: 'end-user@example.com' });
   const bearer = async (opts: Parameters<typeof insertToken>[2]) => `Bearer ${(await insertToken(ctx, admin, opts)).token}`;
   const main = await insertToken(ctx, admin, { scopes: ['read', 'write'] });
   const spare = await insertToken(ctx, admin, { scopes: ['read', 'write'] });
@@ -69,6 +72,7 @@ export async function createFuzzFixture(): Promise<FuzzFixture> {
       writeOnly: await bearer({ scopes: ['write'] }),
       invalidScope: await bearer({ scopes: ['read', 'write', 'tickets:delete'] }),
       readOnlyClient: await bearer({ scopes: ['read', 'write'], clientScopes: 'read' }),
+      impersonator: await bearer({ scopes: ['read', 'write', 'impersonate'] }),
       revoked: await bearer({ revokedAt: new Date(Date.now() - 1000) }),
       expired: await bearer({ expiresAt: new Date(Date.now() - 1000) }),
     },
@@ -300,11 +304,18 @@ export function unauthenticated(fx: FuzzFixture): fc.Arbitrary<AuthFault> {
   );
 }
 
-/** Credentials of a real user that the operation must refuse (403): an invalid scope, or impersonation without the scope. */
+/**
+ * Credentials of a real user that the operation must refuse (403): an invalid
+ * scope, impersonation without the scope, or impersonation of anyone who is not
+ * an active end user of the account (an admin, another account's end user, junk).
+ */
 export function forbiddenEverywhere(fx: FuzzFixture): fc.Arbitrary<AuthFault> {
+  const impersonating = (email: string): AuthFault => ({ label: 'impersonation of no end user of the account', headers: { authorization: fx.auth.impersonator, 'x-on-behalf-of': email }, expect: 403 });
   return fc.oneof(
     fc.constant<AuthFault>({ label: 'token with an invalid scope', headers: { authorization: fx.auth.invalidScope }, expect: 403 }),
     fc.constant<AuthFault>({ label: 'impersonation without the impersonate scope', headers: { authorization: fx.auth.admin, 'x-on-behalf-of': fx.admin.email }, expect: 403 }),
+    fc.constantFrom(fx.admin.email, fx.admin.email.toUpperCase(), 'end-user@example.com', ' END-USER@example.com ', '', ' ', '%', "' OR '1'='1").map(impersonating),
+    printable.map(impersonating),
   );
 }
 
