@@ -65,6 +65,20 @@ export class ServiceUnavailableError extends DomainError {
   }
 }
 
+/**
+ * The wording of "wrong type" field errors, shared by the domain validators and
+ * the REST edge (which must reject a JSON value that cannot become a GraphQL
+ * variable with the same 422 the domain would give).
+ */
+export const MUST_BE = {
+  string: 'must be a string',
+  strings: 'must be a string or an array of strings',
+  stringArray: 'must be an array of strings',
+  positiveInteger: 'must be a positive integer',
+  positiveIntegers: 'must be an array of positive integers',
+  clientType: 'must be "public" or "confidential"',
+} as const;
+
 /** Collects field errors and throws them together, so a user sees every problem at once. */
 export class Validator {
   private readonly details: ValidationDetails = {};

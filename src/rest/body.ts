@@ -1,4 +1,4 @@
-import { ValidationError, type ValidationDetails } from '../domain/errors';
+import { MUST_BE, ValidationError, type ValidationDetails } from '../domain/errors';
 
 // Shape checks at the REST edge: a JSON value of the wrong type cannot become a
 // GraphQL variable, so it is reported here as the same 422 the domain would give.
@@ -35,20 +35,20 @@ export function pickFields(body: Record<string, unknown>, spec: Record<string, F
     switch (s.kind) {
       case 'string':
         if (typeof value === 'string') out[s.to] = value;
-        else bad(field, `${s.label}: must be a string`);
+        else bad(field, `${s.label}: ${MUST_BE.string}`);
         break;
       case 'strings':
         if (typeof value === 'string') out[s.to] = [value];
         else if (Array.isArray(value) && value.every((v) => typeof v === 'string')) out[s.to] = value;
-        else bad(field, `${s.label}: must be a string or an array of strings`);
+        else bad(field, `${s.label}: ${MUST_BE.strings}`);
         break;
       case 'integer':
         if (Number.isSafeInteger(value) && (value as number) > 0) out[s.to] = String(value);
-        else bad(field, `${s.label}: must be a positive integer`);
+        else bad(field, `${s.label}: ${MUST_BE.positiveInteger}`);
         break;
       case 'integers':
         if (Array.isArray(value) && value.every((v) => Number.isSafeInteger(v) && v > 0)) out[s.to] = value.map(String);
-        else bad(field, `${s.label}: must be an array of positive integers`);
+        else bad(field, `${s.label}: ${MUST_BE.positiveIntegers}`);
         break;
       case 'enum':
         if (typeof value === 'string' && Object.prototype.hasOwnProperty.call(s.values, value)) out[s.to] = s.values[value];

@@ -7,7 +7,7 @@ import {
   RestUpdateOAuthClientDocument,
   type RestOAuthClientFragment,
 } from '../generated/graphql';
-import { NotFoundError } from '../domain/errors';
+import { MUST_BE, NotFoundError } from '../domain/errors';
 import { defineRoute, type AnyRestRoute } from './adapter';
 import { isoSeconds, pickFields, unwrap } from './body';
 
@@ -33,7 +33,7 @@ const CLIENT_FIELDS = {
   company: { kind: 'string', label: 'Company', to: 'company' },
   client_type: {
     kind: 'enum', label: 'Client type', to: 'clientType',
-    values: { public: 'PUBLIC', confidential: 'CONFIDENTIAL' }, message: 'must be "public" or "confidential"',
+    values: { public: 'PUBLIC', confidential: 'CONFIDENTIAL' }, message: MUST_BE.clientType,
   },
   scopes: { kind: 'string', label: 'Scopes', to: 'scopes' },
   redirect_uris: { kind: 'strings', label: 'Redirect uris', to: 'redirectUris' },

@@ -7,7 +7,7 @@ import {
   RestShowOAuthTokenDocument,
   type RestOAuthTokenFragment,
 } from '../generated/graphql';
-import { BadRequestError, NotFoundError, ValidationError } from '../domain/errors';
+import { BadRequestError, MUST_BE, NotFoundError, ValidationError } from '../domain/errors';
 import { defineRoute, type RestRequest, type AnyRestRoute } from './adapter';
 import { isoSeconds, unwrap } from './body';
 import { intParam, linkTo, queryParam } from './query';
@@ -113,11 +113,11 @@ export const oauthTokenRoutes: AnyRestRoute[] = [
       let clientId: unknown = body.client_id ?? queryParam(req.query, 'client_id');
       if (typeof clientId === 'string' && /^\d{1,19}$/.test(clientId)) clientId = Number(clientId);
       if (clientId !== undefined && clientId !== null && !(Number.isSafeInteger(clientId) && (clientId as number) > 0)) {
-        throw new ValidationError({ client_id: [{ error: 'InvalidValue', description: 'Client: must be a positive integer' }] });
+        throw new ValidationError({ client_id: [{ error: 'InvalidValue', description: `Client: ${MUST_BE.positiveInteger}` }] });
       }
       const scopes = body.scopes;
       if (scopes !== undefined && scopes !== null && !(Array.isArray(scopes) && scopes.every((s) => typeof s === 'string'))) {
-        throw new ValidationError({ scopes: [{ error: 'InvalidValue', description: 'Scopes: must be an array of strings' }] });
+        throw new ValidationError({ scopes: [{ error: 'InvalidValue', description: `Scopes: ${MUST_BE.stringArray}` }] });
       }
       return { input: { clientId: clientId == null ? null : String(clientId), scopes: (scopes as string[] | undefined) ?? null } };
     },

@@ -1,4 +1,4 @@
-import { Validator } from '../errors';
+import { MUST_BE, Validator } from '../errors';
 
 export interface OAuthClientInput {
   name?: unknown;
@@ -66,7 +66,7 @@ export function validateOAuthClient(input: OAuthClientInput, partial: boolean): 
 
   if (input.name !== undefined || !partial) {
     if (input.name === undefined || input.name === null) blank('name');
-    else if (typeof input.name !== 'string') invalid('name', 'must be a string');
+    else if (typeof input.name !== 'string') invalid('name', MUST_BE.string);
     else if (!input.name.trim()) blank('name');
     else if (input.name.includes('\0')) invalid('name', 'must not contain NUL characters');
     else if (input.name.trim().length > 255) v.add('name', 'TooLong', 'Name: is too long (maximum is 255 characters)');
@@ -75,7 +75,7 @@ export function validateOAuthClient(input: OAuthClientInput, partial: boolean): 
 
   if (input.company !== undefined) {
     if (input.company === null) out.company = null;
-    else if (typeof input.company !== 'string') invalid('company', 'must be a string');
+    else if (typeof input.company !== 'string') invalid('company', MUST_BE.string);
     else if (input.company.includes('\0')) invalid('company', 'must not contain NUL characters');
     else if (input.company.trim().length > 255) v.add('company', 'TooLong', 'Company: is too long (maximum is 255 characters)');
     else out.company = input.company.trim() || null;
@@ -83,14 +83,14 @@ export function validateOAuthClient(input: OAuthClientInput, partial: boolean): 
 
   if (input.clientType !== undefined && input.clientType !== null) {
     if (input.clientType === 'public' || input.clientType === 'confidential') out.clientType = input.clientType;
-    else invalid('client_type', 'must be "public" or "confidential"');
+    else invalid('client_type', MUST_BE.clientType);
   } else if (!partial) {
     out.clientType = 'public';
   }
 
   if (input.scopes !== undefined || !partial) {
     if (input.scopes === undefined || input.scopes === null || input.scopes === '') blank('scopes');
-    else if (typeof input.scopes !== 'string') invalid('scopes', 'must be a string');
+    else if (typeof input.scopes !== 'string') invalid('scopes', MUST_BE.string);
     else {
       const normalized = normalizeClientScopes(input.scopes);
       if (normalized) out.scopes = normalized;
@@ -102,7 +102,7 @@ export function validateOAuthClient(input: OAuthClientInput, partial: boolean): 
     const raw = input.redirectUris;
     const list = typeof raw === 'string' ? [raw] : Array.isArray(raw) ? raw : undefined;
     if (raw === undefined || raw === null) blank('redirect_uris');
-    else if (!list || !list.every((u) => typeof u === 'string')) invalid('redirect_uris', 'must be a string or an array of strings');
+    else if (!list || !list.every((u) => typeof u === 'string')) invalid('redirect_uris', MUST_BE.strings);
     else {
       // Each entry may itself hold several URIs separated by whitespace.
       const uris = list.flatMap((u) => (u as string).split(/\s+/)).filter(Boolean);
