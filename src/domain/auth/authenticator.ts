@@ -61,6 +61,8 @@ export interface AuthenticatorOptions {
 export class Authenticator {
   // sha256(key, email, password) → the password hash it was verified against
   private readonly basicCache = new Map<string, { userId: string; passwordHash: string; until: number }>();
+  // the same cache key → the verification (KDF) of those credentials under way in this process
+  private readonly verifying = new Map<string, Promise<UserRow | undefined>>();
 
   constructor(private readonly options: AuthenticatorOptions) {}
 
@@ -179,18 +181,36 @@ export class Authenticator {
     );
     const cacheKey = sha256Hex(`${this.options.hashKey.toString('hex')}\0${emailKey}\0${password}`);
     let user = this.cachedMatch(cacheKey, users);
+    const inFlight = user ? undefined : this.verifying.get(cacheKey);
+    if (inFlight) {
+      // The very same credentials are being verified: wait for that KDF rather than run
+      // another (a client's burst of concurrent first requests costs one KDF, not one each).
+      // Only a success is shared, through the cache; after a failure this is a guess of its own.
+      await inFlight.catch(() => undefined);
+      user = this.cachedMatch(cacheKey, users);
+    }
     const fullVerification = !user;
     if (!user) {
       // A full verification is a guess whose answer the caller learns: it is counted
       // (as a failure until it succeeds) before the KDF runs, atomically across
       // processes, so concurrent guesses cannot get past the limit.
-      const attempt = await this.recordAttempt(emailKey);
-      if (attempt.id === undefined) throw this.throttled(attempt.retryAfter);
-      user = await this.verify(cacheKey, users, password);
-      if (!user) {
-        // The window of a failure starts when it is known (as before the KDF was counted).
-        await this.options.db.sql('UPDATE login_failures SET created_at = now() WHERE id = $1', [attempt.id]);
-        throw new UnauthenticatedError();
+      // (registered before its first await, so that every concurrent twin waits for it)
+      const verification = (async () => {
+        const attempt = await this.recordAttempt(emailKey);
+        if (attempt.id === undefined) throw this.throttled(attempt.retryAfter);
+        const found = await this.verify(cacheKey, users, password);
+        if (!found) {
+          // The window of a failure starts when it is known (as before the KDF was counted).
+          await this.options.db.sql('UPDATE login_failures SET created_at = now() WHERE id = $1', [attempt.id]);
+          throw new UnauthenticatedError();
+        }
+        return found;
+      })();
+      this.verifying.set(cacheKey, verification);
+      try {
+        user = await verification;
+      } finally {
+        if (this.verifying.get(cacheKey) === verification) this.verifying.delete(cacheKey);
       }
     }
     // Success clears the count (and the attempt just recorded).
