@@ -7,7 +7,8 @@ import { basicHeader, createTestApp, type TestContext } from './helpers/test-app
 // content and in time (an unknown email is verified against a dummy hash). And
 // secrets are compared in constant time.
 
-jest.setTimeout(180_000);
+// 400 to 800 full KDF verifications, one at a time: minutes on a loaded CI machine
+jest.setTimeout(600_000);
 
 const ME = '{ me { id } }';
 const SAMPLES = 200;
