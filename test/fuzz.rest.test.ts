@@ -19,6 +19,7 @@ import {
   JUST_OVER_LIMIT_BODY,
   ONE_MB_STRING_BODY,
   pollutingBody,
+  RawJson,
   runs,
   scopeMismatch,
   Sender,
@@ -67,7 +68,11 @@ interface BodySpec {
 const notAString = fc.oneof(hostileNumber, fc.constantFrom<unknown>(true, false, [], {}, ['read'], { value: 'x' }), fc.array(hostileString, { minLength: 1, maxLength: 2 }), fc.constant(deepObject(2000)));
 /** Never a positive integer, nor a string of digits (POST /oauth/tokens reads "12" as 12). */
 const notAnInteger = fc.oneof(
-  hostileNumber.filter((n) => !(typeof n === 'number' && Number.isSafeInteger(n) && n > 0)),
+  // judged by the value the server parses: the literals 1.0 and 1E3 are the integers 1 and 1000
+  hostileNumber.filter((n) => {
+    const value = n instanceof RawJson ? JSON.parse(n.text) : n;
+    return !(typeof value === 'number' && Number.isSafeInteger(value) && value > 0);
+  }),
   fc.constantFrom<unknown>(true, [], {}, [1], { id: 1 }, '0x1', '1e3', '-1', '1.0'),
   hostileString.filter((s) => !/^\d+$/.test(s)),
 );
