@@ -1,42 +1,53 @@
 import type { ApolloServerPlugin } from '@apollo/server';
 import { ApolloArmor } from '@escape.tech/graphql-armor';
 import type { GraphQLArmorRejectCallback } from '@escape.tech/graphql-armor-types';
-import { GraphQLError, type ParseOptions, type ValidationRule } from 'graphql';
+import {
+  getNamedType, getNullableType, GraphQLError, isCompositeType, isListType,
+  type DocumentNode, type GraphQLOutputType, type GraphQLSchema, type ParseOptions, type ValidationRule,
+} from 'graphql';
+import { getComplexity, type ComplexityEstimator } from 'graphql-query-complexity';
+import { BadRequestError } from '../domain/errors';
+import { contextError } from './errors';
 
 /**
- * Limits on what one GraphQL operation may ask for (API.md §8), enforced by
- * graphql-armor's validation rules before anything executes.
+ * Limits on what one GraphQL operation may ask for (API.md §8), enforced before
+ * anything executes:
+ *   - depth, aliases, directives and field suggestions: graphql-armor's validation rules;
+ *   - tokens: graphql-js's own parser limit (Apollo `parseOptions.maxTokens`), so an
+ *     oversized document fails while parsing with HTTP 400 (armor's max-tokens plugin
+ *     throws from a hook that Apollo turns into HTTP 500);
+ *   - cost: graphql-query-complexity (the estimator library type-graphql is built
+ *     for), run once the operation and its variables are known.
  *
- * Cost model (graphql-armor cost-limit): a scalar costs 1, an object 2 plus
- * depthCostFactor × the cost of its selections, and a field with a literal
- * `first`/`last` argument multiplies its subtree by that number. A factor of 3
- * (armor's default is 1.5) makes lists nested in lists expensive while wide,
- * shallow dashboard pages stay cheap. Measured with these weights:
- *   - `{ oauthTokens(first: 100) { edges { node { id client { name } user { email } } } } }`      32 300
- *   - the full token page: every token field, client { id name clientIdentifier },
- *     user { id email name role }, cursor, pageInfo, totalCount (first: 100)                 102 500
- *   - that page and a full callbackRequests(first: 100) page in one request                    133 000
- *   - `oauthClients { …every field… tokens { …every field… user { … } } }`                        221
- *   - rejected: tokens(first: 100) → client → tokens → user (100 × 100 rows)                  170 000
- *   - rejected: two full token pages under two aliases                                        205 000
- *   - rejected: 15 aliased copies of the first query                                          484 500
- * Known gap: lists without `first` (oauthClients, OAuthClient.tokens, at most 100
- * each) count once, so the depth limit is what bounds their nesting.
+ * Why not armor's cost limit: it multiplies by `first`/`last` only when they are
+ * literals (a `$first` variable counts as 1) and counts a list without arguments
+ * (oauthClients, OAuthClient.tokens) once, so the cycle
+ * `oauthClients { tokens { client { tokens { client { tokens … } } } } }` passed
+ * the depth limit at a tiny cost while it could return 100⁴ objects.
  *
- * Tokens: graphql-js's own parser limit (Apollo `parseOptions.maxTokens`), so an
- * oversized document fails while parsing with HTTP 400. (armor's max-tokens
- * plugin throws from a hook that Apollo turns into HTTP 500.) The introspection
- * query of Apollo Sandbox is about 190 tokens; the full dashboard query about 75.
+ * Cost model (complexityEstimator below): each field costs 1; a connection field
+ * multiplies its selection by its page size (`first`/`last` with variables
+ * resolved, clamped to 100 like the resolvers, 100 when absent); any other list of
+ * objects by 100, the largest page any list field returns. The budget is then
+ * roughly "fields in the worst-case answer"; 120 000 is about ten thousand objects
+ * of a dozen fields. Measured:
+ *   - `{ oauthTokens(first: 100) { edges { node { id client { name } user { email } } } } }`        701
+ *   - the full token page (every field, client, user, pageInfo, totalCount)                      2 801
+ *   - that page and a full callbackRequests(first: 100) page in one request                      4 402
+ *   - `oauthClients { …every field… tokens { …every field… user { … } } }` (100 × 100 tokens)  111 201
+ *   - rejected: two of those under aliases                                                      222 402
+ *   - rejected: oauthClients → tokens → client → tokens (100³)                               1 020 101
+ *   - rejected: oauthTokens(first: $n) → client → tokens → client → tokens, n = 100           1 020 401
+ *     (the same with n = 1: 10 205, accepted)
  */
 export const GRAPHQL_LIMITS = {
   maxDepth: 8,
   maxAliases: 15,
   maxDirectives: 50,
   maxTokens: 1000,
-  maxCost: 150_000,
-  objectCost: 2,
-  scalarCost: 1,
-  depthCostFactor: 3,
+  maxCost: 120_000,
+  /** the largest page of any list field (connections clamp `first`/`last` to it) */
+  listSize: 100,
 } as const;
 
 export interface GraphQLLimits {
@@ -61,18 +72,55 @@ export function graphqlLimits(options: { introspection: boolean }): GraphQLLimit
     maxDepth: { n: GRAPHQL_LIMITS.maxDepth, flattenFragments: true, ...onRejection() },
     maxAliases: { n: GRAPHQL_LIMITS.maxAliases, ...onRejection() },
     maxDirectives: { n: GRAPHQL_LIMITS.maxDirectives, ...onRejection() },
-    costLimit: {
-      maxCost: GRAPHQL_LIMITS.maxCost,
-      objectCost: GRAPHQL_LIMITS.objectCost,
-      scalarCost: GRAPHQL_LIMITS.scalarCost,
-      depthCostFactor: GRAPHQL_LIMITS.depthCostFactor,
-      flattenFragments: true,
-      ...onRejection(),
-    },
+    costLimit: { enabled: false }, // see complexityLimit()
     maxTokens: { enabled: false },
     // With introspection on the schema is public anyway; off, "Did you mean …" would leak it.
     blockFieldSuggestion: { enabled: !options.introspection },
   });
   const { plugins, validationRules } = armor.protect();
-  return { plugins, validationRules, parseOptions: { maxTokens: GRAPHQL_LIMITS.maxTokens } };
+  return { plugins: [...plugins, complexityLimit], validationRules, parseOptions: { maxTokens: GRAPHQL_LIMITS.maxTokens } };
 }
+
+function listOfObjects(type: GraphQLOutputType): boolean {
+  const inner = getNullableType(type);
+  return isListType(inner) && isCompositeType(getNamedType(inner));
+}
+
+/** Worst-case size of the answer, field by field (see the cost model above). */
+const complexityEstimator: ComplexityEstimator = ({ type, field, args, childComplexity }) => {
+  const { listSize } = GRAPHQL_LIMITS;
+  if (field.args.some((a) => a.name === 'first' || a.name === 'last')) {
+    const asked = Number(args.first ?? args.last ?? listSize);
+    const page = Number.isFinite(asked) ? Math.min(Math.max(Math.trunc(asked), 1), listSize) : listSize;
+    return 1 + page * childComplexity;
+  }
+  // A connection's edges are the page already counted on the connection field.
+  if (type.name.endsWith('Connection') && field.name === 'edges') return 1 + childComplexity;
+  return 1 + (listOfObjects(field.type) ? listSize : 1) * childComplexity;
+};
+
+export function operationCost(schema: GraphQLSchema, query: DocumentNode, variables?: Record<string, unknown>, operationName?: string): number {
+  return getComplexity({ schema, query, variables, operationName, estimators: [complexityEstimator] });
+}
+
+/**
+ * Refuses an operation whose worst-case answer is over the budget, with HTTP 400
+ * and code BAD_REQUEST, before it runs.
+ */
+const complexityLimit: ApolloServerPlugin = {
+  async requestDidStart() {
+    return {
+      async didResolveOperation({ request, document, schema }) {
+        let cost: number;
+        try {
+          cost = operationCost(schema, document, request.variables, request.operationName ?? undefined);
+        } catch {
+          return; // variables that do not fit the operation: Apollo's own check answers 400
+        }
+        if (cost > GRAPHQL_LIMITS.maxCost) {
+          throw contextError(new BadRequestError(`Query cost limit of ${GRAPHQL_LIMITS.maxCost} exceeded, found ${cost}.`));
+        }
+      },
+    };
+  },
+};
