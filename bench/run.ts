@@ -261,7 +261,7 @@ function scenarios(f: Fixture, opts: Options, cursors: CursorCodec): Scenario[] 
       id: '8', name: `Basic auth at ${opts.basicRate} req/s (${opts.basicUsers} new users each) beside scenario 1`, target: 'scenario 1 loses ≤ 20%; report Basic p50',
       load: { method: 'GET', path: '/api/v2/oauth/tokens/current.json', variants: hundred },
       beside: {
-        method: 'POST', path: '/graphql', body: gql('{ me { id email } }'), connections: 50, overallRate: opts.basicRate,
+        method: 'POST', path: '/graphql', body: gql('{ me { id email } }'), connections: Math.max(1, Math.min(50, Math.floor(opts.basicRate))), overallRate: opts.basicRate,
       },
       // opts.basicUsers users per measurement, never reused: each measurement verifies
       // each of its users' passwords once (the KDF), then hits the 60 s cache
