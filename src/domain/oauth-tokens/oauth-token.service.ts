@@ -89,29 +89,27 @@ export class OAuthTokenService {
     // Invalid scopes are stored as given (seed §4.3 rule 6), but PostgreSQL text cannot hold NUL.
     else if (scopes.some((s: string) => s.includes('\0'))) v.add('scopes', 'InvalidValue', 'Scopes: must not contain NUL characters');
     v.throwIfAny();
-    const client = await this.prisma.oAuthClient.findFirst({ where: { id: clientId!, accountId: viewer.accountId }, select: { id: true } });
-    if (!client) throw new ValidationError({ client_id: [{ error: 'NotFound', description: `Client: ${clientId} was not found` }] });
     const token = randomUrlSafe(32); // 256 bits, 43 url-safe characters
-    const row = await this.prisma.oAuthToken.create({
-      data: {
-        accountId: viewer.accountId,
-        clientId: client.id,
-        userId: viewer.userId,
-        tokenHash: hmacHex(this.hashKey, token),
-        tokenPrefix: token.slice(0, TOKEN_PREFIX_LENGTH),
-        // As given: invalid scopes are kept, and make every request with the token fail (seed §4.3 rule 6).
-        scopes: scopes as string[],
-      },
-      select: SELECT,
-    });
-    return toRecord(row, token);
+    // One statement: inserted only if the client is one of the account's.
+    const [row] = await this.sql<SqlRow>(
+      `INSERT INTO oauth_tokens (account_id, client_id, user_id, token_hash, token_prefix, scopes)
+       SELECT c.account_id, c.id, $3, $4, $5, $6::text[] FROM oauth_clients c WHERE c.id = $1 AND c.account_id = $2
+       RETURNING ${COLUMNS}`,
+      // As given: invalid scopes are kept, and make every request with the token fail (seed §4.3 rule 6).
+      [String(clientId), String(viewer.accountId), String(viewer.userId), hmacHex(this.hashKey, token), token.slice(0, TOKEN_PREFIX_LENGTH), scopes as string[]],
+    );
+    if (!row) throw new ValidationError({ client_id: [{ error: 'NotFound', description: `Client: ${clientId} was not found` }] });
+    return toRecord(fromSql(row), token);
   }
 
   async find(viewer: Viewer, rawId: unknown): Promise<OAuthTokenRecord | null> {
     const id = parseId(rawId);
     if (id === null) return null;
-    const row = await this.prisma.oAuthToken.findFirst({ where: { id, ...this.visible(viewer) }, select: SELECT });
-    return row && toRecord(row);
+    const params: unknown[] = [];
+    const where = this.visibleSql(viewer, params);
+    params.push(String(id));
+    const [row] = await this.sql<SqlRow>(`SELECT ${COLUMNS} FROM oauth_tokens WHERE ${where} AND id = $${params.length}`, params);
+    return row ? toRecord(fromSql(row)) : null;
   }
 
   /** The token that authenticated this request; Basic auth presents none (→ 400). */
