@@ -4,8 +4,9 @@ module.exports = {
   roots: ['<rootDir>/test'],
   testMatch: ['**/*.test.ts'],
   // Faults (npm run test:faults) and soak (npm run test:soak) stop servers and run
-  // for minutes: they have their own commands, not part of npm test.
-  testPathIgnorePatterns: ['/node_modules/', '<rootDir>/test/faults/', '<rootDir>/test/soak/'],
+  // for minutes: they have their own commands, not part of npm test. test/serial
+  // (timing) is part of npm test, in a second jest run with nothing beside it.
+  testPathIgnorePatterns: ['/node_modules/', '<rootDir>/test/faults/', '<rootDir>/test/soak/', '<rootDir>/test/serial/'],
   transform: {
     '^.+\\.(t|j)sx?$': [
       '@swc/jest',
