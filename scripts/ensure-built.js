@@ -35,13 +35,20 @@ const run = (cmd, args, env) => {
   }
 };
 const force = process.argv.includes('--force');
+const touch = (p) => {
+  const now = new Date();
+  if (fs.existsSync(path.join(root, p))) fs.utimesSync(path.join(root, p), now, now);
+};
 
 if (force || mtime('src/generated/prisma/client.ts') < mtime('prisma/schema.prisma')) {
   // prisma generate looks for the schema-engine binary it does not need (STACK.md).
   run(bin('prisma'), ['generate'], { PRISMA_SCHEMA_ENGINE_BINARY: process.env.PRISMA_SCHEMA_ENGINE_BINARY || '/bin/false', PRISMA_HIDE_UPDATE_MESSAGE: '1' });
+  touch('src/generated/prisma/client.ts');
 }
 if (force || mtime('src/generated/graphql.ts') < newest(['schema.graphql', 'codegen.yml', 'src/rest/operations', 'test/operations'])) {
   run(bin('graphql-codegen'), ['--config', 'codegen.yml', '--silent']);
+  // codegen leaves an unchanged file alone: mark it fresh, or every start would run it again
+  touch('src/generated/graphql.ts');
 }
 if (!process.argv.includes('--generated-only')) {
   if (force || mtime('dist/.built') < newest(['src', 'scripts', 'bench', 'prisma/schema.prisma', 'tsconfig.json', 'tsconfig.build.json', 'package.json'])) {
