@@ -87,6 +87,23 @@ describe('voice callback requests (API.md §7)', () => {
       });
     });
 
+    it('costs 5 SQL statements on PostgreSQL: Bearer lookup, validation, BEGIN + lock, decision + insert + queue position, COMMIT', async () => {
+      const own = await tenant(ctx); // its own budget and queue, so that the other tests' figures stay as they are
+      const { token } = await insertToken(ctx, own.agent, { scopes: ['write'] });
+      const send = () =>
+        ctx.inject({
+          method: 'POST',
+          url: PATH,
+          headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
+          payload: { callback_request: { phone_number_id: Number(own.phones[0]), requester_phone_number: '+12518717082', group_ids: [Number(own.groups[0])] } },
+        });
+      expect((await send()).statusCode).toBe(201); // the token's first use also writes used_at
+      const before = ctx.db.statementCount();
+      expect((await send()).statusCode).toBe(201);
+      // PGlite runs a transaction's statements on the transaction object, which the counter does not see.
+      expect(ctx.db.statementCount() - before).toBe(ctx.db.kind === 'postgres' ? 5 : 2);
+    });
+
     it('accepts the .json suffix and a request without groups', async () => {
       const res = await post(ctx, t.agent, { callback_request: { phone_number_id: Number(t.phones[1]), requester_phone_number: '+442079460958' } }, `${PATH}.json`);
       expect(res.statusCode).toBe(201);

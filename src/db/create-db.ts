@@ -18,6 +18,12 @@ export interface Db {
   migrationFactory(): SqlMigrationAwareDriverAdapterFactory;
   /** Runs fn while holding a lock that serialises migrations across processes. */
   withMigrationLock<T>(fn: () => Promise<T>): Promise<T>;
+  /**
+   * Runs fn on one connection between BEGIN and COMMIT (ROLLBACK when it throws),
+   * without Prisma's interactive-transaction machinery, for hot paths. `first`, a
+   * statement without parameters, travels with BEGIN in the same round trip.
+   */
+  transaction<T>(fn: (sql: SqlQuery) => Promise<T>, first?: string): Promise<T>;
   /** SQL statements sent so far by this process (Prisma and raw), for the N+1 tests and bench mode. */
   statementCount(): number;
   close(): Promise<void>;
@@ -59,6 +65,23 @@ async function createPostgresDb(url: string, poolSize: number): Promise<Db> {
     sql: async (text, params) => (await pool.query(text, params as unknown[])).rows,
     migrationFactory: () => new PrismaPg({ connectionString: url, max: 2 }),
     statementCount: () => statements,
+    async transaction(fn, first) {
+      const client = await pool.connect();
+      let broken: Error | undefined;
+      try {
+        // Without parameters, "BEGIN; <first>" is one simple-protocol query.
+        await client.query(first ? `BEGIN; ${first}` : 'BEGIN');
+        const result = await fn(async (text, params) => (await client.query(text, params as unknown[])).rows);
+        await client.query('COMMIT');
+        return result;
+      } catch (err) {
+        // A connection that cannot even roll back is dropped from the pool.
+        await client.query('ROLLBACK').catch((e: Error) => (broken = e));
+        throw err;
+      } finally {
+        client.release(broken);
+      }
+    },
     async withMigrationLock(fn) {
       const client = new pg.Client({ connectionString: url });
       await client.connect();
@@ -106,6 +129,11 @@ async function createPgliteDb(dataDir: string): Promise<Db> {
   const prisma = new PrismaClient({ adapter: new PrismaPGlite(client) });
   return {
     statementCount: () => statements,
+    transaction: (fn, first) =>
+      client.transaction(async (tx) => {
+        if (first) await tx.exec(first);
+        return fn(async (text, params) => (await tx.query(text, params as unknown[])).rows as never);
+      }),
     kind: 'pglite',
     prisma,
     sql: async (text, params) => (await client.query(text, params as unknown[])).rows as never,

@@ -22,7 +22,7 @@ export function createServices(options: ServiceOptions) {
     authenticator: new Authenticator({ db, hashKey, limits }),
     directory: new DirectoryService(db.prisma),
     oauthClients: new OAuthClientService(db.prisma, hashKey),
-    callbackRequests: new CallbackRequestService(db.prisma, limits),
+    callbackRequests: new CallbackRequestService(db.prisma, db, limits),
     oauthTokens: new OAuthTokenService(db.prisma, hashKey, db.sql),
     cursors: new CursorCodec(hashKey),
   };

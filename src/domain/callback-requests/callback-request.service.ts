@@ -1,10 +1,11 @@
 import type { PrismaClient, Prisma } from '../../generated/prisma/client';
 import type { Limits } from '../../config';
-import { NotFoundError, Validator } from '../errors';
+import type { Db } from '../../db/create-db';
+import { NotFoundError, RateLimitedError, Validator } from '../errors';
 import { parseId } from '../ids';
 import type { Viewer } from '../auth/viewer';
 import { checkCallbackRequest, type CallbackRequestInput } from './callback-request.validation';
-import { takeSlot } from './rolling-window';
+import { params, windowCtes, windowLock } from './rolling-window';
 
 export type CallbackRequestStatus = 'queued' | 'calling' | 'completed' | 'cancelled';
 
@@ -48,67 +49,91 @@ const SELECT = {
   routedGroupIds: true, status: true, createdById: true, createdAt: true,
 } as const;
 type Row = Omit<CallbackRequestRecord, 'queuePosition'>;
-// A creation waits its turn behind the account's other creations (the advisory
-// lock); a burst of a hundred must not hit Prisma's 2 s / 5 s defaults.
-const TRANSACTION_OPTIONS = { maxWait: 20_000, timeout: 20_000 };
 
 /** Voice callback requests of the viewer's account (API.md §7). Authorization is checked by the caller. */
 export class CallbackRequestService {
-  constructor(private readonly prisma: PrismaClient, private readonly limits: Pick<Limits, 'callbackRequests' | 'callbackWindowSeconds'>) {}
+  constructor(
+    private readonly prisma: PrismaClient,
+    private readonly db: Pick<Db, 'sql' | 'transaction'>,
+    private readonly limits: Pick<Limits, 'callbackRequests' | 'callbackWindowSeconds'>,
+  ) {}
 
   /**
-   * Validates, then spends one slot of the account's rolling window and stores
-   * the request in the same transaction: a refused or failed request costs nothing.
+   * Validates (one statement), then spends one slot of the account's rolling
+   * window and stores the request in one statement of one transaction, under the
+   * account's lock: a refused or failed request costs nothing. Round trips:
+   * validation, BEGIN + lock, decision + inserts + queue position, COMMIT.
    */
   async create(viewer: Viewer, input: CallbackRequestInput): Promise<CreatedCallbackRequest> {
     const accountId = viewer.accountId;
     const { phoneNumberId, requesterPhoneNumber, requested, routed } = await this.validate(accountId, input);
-    const created = await this.prisma.$transaction(async (tx) => {
-      const slot = await takeSlot(tx, {
-        accountId, bucket: RATE_LIMIT_BUCKET, limit: this.limits.callbackRequests, windowSeconds: this.limits.callbackWindowSeconds,
-      });
-      const row = await tx.callbackRequest.create({
-        data: {
-          accountId,
-          phoneNumberId,
-          requesterPhoneNumber,
-          requestedGroupIds: requested,
-          routedGroupIds: routed,
-          status: 'queued',
-          createdById: viewer.userId,
-          createdAt: slot.at,
-        },
-        select: SELECT,
-      });
-      return { ...row, rateLimit: { limit: slot.limit, remaining: slot.remaining } };
-    }, TRANSACTION_OPTIONS);
-    // After the commit: the lock is held only for the decision and the inserts.
-    const [position] = await this.queuePositions([created]);
-    return { ...created, queuePosition: position };
+    const window = {
+      accountId, bucket: RATE_LIMIT_BUCKET, limit: this.limits.callbackRequests, windowSeconds: this.limits.callbackWindowSeconds,
+    };
+    const { p, values } = params();
+    const account = p(String(accountId));
+    const phone = p(String(phoneNumberId));
+    const text = `WITH ${windowCtes(window, p)},
+      created AS (
+        INSERT INTO callback_requests
+          (account_id, phone_number_id, requester_phone_number, requested_group_ids, routed_group_ids, status, created_by_id, created_at)
+        SELECT ${account}::bigint, ${phone}::bigint, ${p(requesterPhoneNumber)}, ${p(requested.map(String))}::bigint[],
+               ${p(routed.map(String))}::bigint[], 'queued', ${p(viewer.userId === null ? null : String(viewer.userId))}::bigint, counted.at
+          FROM counted WHERE counted.used < ${p(window.limit)}::int
+        RETURNING id
+      )
+      SELECT counted.at, counted.used, counted.retry_after, created.id,
+             -- the snapshot predates the insert: every queued request of this number is ahead of it
+             (SELECT count(*)::int FROM callback_requests q
+               WHERE q.account_id = ${account}::bigint AND q.phone_number_id = ${phone}::bigint AND q.status = 'queued') AS ahead
+        FROM counted LEFT JOIN created ON true`;
+    const [row] = await this.db.transaction(
+      (sql) => sql<{ at: Date; used: number; retry_after: number | null; id: string | bigint | null; ahead: number }>(text, values),
+      windowLock(window),
+    );
+    if (row.id === null) {
+      throw new RateLimitedError(row.retry_after ?? 1, `Rate limit exceeded: at most ${window.limit} per ${window.windowSeconds} seconds`, window.limit);
+    }
+    return {
+      id: BigInt(row.id),
+      accountId,
+      phoneNumberId,
+      requesterPhoneNumber,
+      requestedGroupIds: requested,
+      routedGroupIds: routed,
+      status: 'queued',
+      queuePosition: row.ahead + 1,
+      createdById: viewer.userId,
+      createdAt: new Date(row.at),
+      rateLimit: { limit: window.limit, remaining: window.limit - row.used - 1 },
+    };
   }
 
-  /** Every field rule, the ones needing the database included; the routing that follows from them. */
+  /** Every field rule, the ones needing the database included (one statement); the routing that follows from them. */
   private async validate(accountId: bigint, input: CallbackRequestInput) {
     const v = new Validator();
     const fields = checkCallbackRequest(input, v);
-    const [phone, groups, account] = await Promise.all([
-      fields.phoneNumberId === undefined ? null
-        : this.prisma.voicePhoneNumber.findFirst({ where: { id: fields.phoneNumberId, accountId }, select: { id: true } }),
-      fields.groupIds?.length ? this.prisma.group.findMany({ where: { accountId, id: { in: fields.groupIds } }, select: { id: true } }) : [],
-      this.prisma.account.findUnique({ where: { id: accountId }, select: { omnichannelRouting: true } }),
-    ]);
-    if (fields.phoneNumberId !== undefined && !phone) v.add('phone_number_id', 'NotFound', `Phone number: ${fields.phoneNumberId} not found`);
-    const known = new Set(groups.map((g) => g.id));
+    const [found] = await this.db.sql<{ omnichannel_routing: boolean; phone_id: unknown; group_ids: unknown[] }>(
+      `SELECT a.omnichannel_routing,
+              (SELECT p.id FROM voice_phone_numbers p WHERE p.id = $2::bigint AND p.account_id = a.id) AS phone_id,
+              ARRAY(SELECT g.id FROM groups g WHERE g.account_id = a.id AND g.id = ANY($3::bigint[])) AS group_ids
+         FROM accounts a WHERE a.id = $1::bigint`,
+      [String(accountId), fields.phoneNumberId === undefined ? null : String(fields.phoneNumberId), (fields.groupIds ?? []).map(String)],
+    );
+    if (fields.phoneNumberId !== undefined && (!found || found.phone_id === null)) {
+      v.add('phone_number_id', 'NotFound', `Phone number: ${fields.phoneNumberId} not found`);
+    }
+    const known = new Set((found?.group_ids ?? []).map((id) => BigInt(id as string)));
     for (const id of fields.groupIds ?? []) if (!known.has(id)) v.add('group_ids', 'NotFound', `Group: ${id} not found`);
     v.throwIfAny();
-    if (!account) throw new NotFoundError();
+    if (!found) throw new NotFoundError();
     const requested = fields.groupIds!;
     return {
       phoneNumberId: fields.phoneNumberId!,
       requesterPhoneNumber: fields.requesterPhoneNumber!,
       requested,
       // With omnichannel routing the first group is the one that routes (seed §2.3).
-      routed: account.omnichannelRouting ? requested.slice(0, 1) : requested,
+      routed: found.omnichannel_routing ? requested.slice(0, 1) : requested,
     };
   }
 

@@ -1,6 +1,3 @@
-import type { Prisma } from '../../generated/prisma/client';
-import { RateLimitedError } from '../errors';
-
 export interface RollingWindow {
   accountId: bigint;
   bucket: string;
@@ -8,59 +5,63 @@ export interface RollingWindow {
   windowSeconds: number;
 }
 
-export interface Slot {
-  /** the database clock at the decision, truncated to the column's milliseconds */
-  at: Date;
-  limit: number;
-  remaining: number;
-}
+/** Adds a parameter to a statement being built and returns its placeholder ($n). */
+export type Param = (value: unknown) => string;
 
 // Advisory-lock namespace of rolling-window limits; any constant that every
-// process shares (the migration lock uses another one).
+// process shares (the migration lock and the login throttle use others).
 const LOCK_NAMESPACE = 727073691;
 
 /**
- * Takes one slot of a per-account rolling window inside the caller's
- * transaction, or throws RateLimitedError. The hit is recorded in the same
- * transaction as the caller's work, so a slot is spent only if that work commits.
- *
- * Exact across processes: the transaction-scoped advisory lock serialises the
- * decisions of one account on the database server; the decision statement
- * starts after the lock, so it sees everything the previous holder committed,
- * and its time comes from the database's clock (clock_timestamp(), read after
- * the lock, so times increase in decision order).
+ * The statement that serialises one account's decisions on the database server:
+ * a transaction-scoped advisory lock, to be run first in the transaction (it has
+ * no parameters, so it can travel with BEGIN). Ids are BIGINT; the two-int lock
+ * form takes the low 31 bits. Accounts that collide only share a lock (they wait
+ * on each other), never a count.
  */
-export async function takeSlot(tx: Prisma.TransactionClient, w: RollingWindow): Promise<Slot> {
-  // Ids are BIGINT; the two-int lock form takes the low 31 bits. Accounts that
-  // collide only share a lock (they wait on each other), never a count.
-  const key = Number(w.accountId & 0x7fffffffn);
-  await tx.$executeRaw`SELECT pg_advisory_xact_lock(${LOCK_NAMESPACE}::int4, ${key}::int4)`;
-  const window = w.windowSeconds;
-  // One statement: drop hits that left the window, count the others, and record
-  // this one if there is room (CTEs share one snapshot: the count excludes it).
-  const [row] = await tx.$queryRaw<{ at: Date; used: number; retry_after: number | null }[]>`
-    WITH clock AS (SELECT date_trunc('milliseconds', clock_timestamp()) AS now),
+export function windowLock(w: RollingWindow): string {
+  return `SELECT pg_advisory_xact_lock(${LOCK_NAMESPACE}, ${Number(w.accountId & 0x7fffffffn)})`;
+}
+
+/**
+ * The CTEs of one rolling-window decision, for a statement run after
+ * windowLock() in the same transaction:
+ *   - `clock`: the database's clock at the decision (clock_timestamp(), read after
+ *     the lock, so times increase in decision order), truncated to the column's ms;
+ *   - `counted`: `at`, `used` (hits in the window before this one) and
+ *     `retry_after` (seconds until the oldest leaves the window);
+ *   - hits that left the window are dropped, and this one is recorded when
+ *     `used < limit`.
+ * CTEs share one snapshot, so the count excludes this hit; the statement starts
+ * after the lock, so it sees everything the previous holder committed. The
+ * caller's own work goes in the same statement (or transaction) guarded by
+ * `counted.used < limit`: a slot is spent only if that work commits.
+ */
+export function windowCtes(w: RollingWindow, p: Param): string {
+  const account = p(String(w.accountId));
+  const bucket = p(w.bucket);
+  const window = `make_interval(secs => ${p(w.windowSeconds)}::int)`;
+  return `clock AS (SELECT date_trunc('milliseconds', clock_timestamp()) AS now),
     purged AS (
       DELETE FROM rate_limit_hits h USING clock
-      WHERE h.account_id = ${w.accountId} AND h.bucket = ${w.bucket}
-        AND h.created_at <= clock.now - make_interval(secs => ${window}::int)
+      WHERE h.account_id = ${account}::bigint AND h.bucket = ${bucket} AND h.created_at <= clock.now - ${window}
     ),
     counted AS (
       SELECT clock.now AS at, count(h.id)::int AS used,
-             GREATEST(1, CEIL(EXTRACT(EPOCH FROM min(h.created_at) + make_interval(secs => ${window}::int) - clock.now)))::int AS retry_after
+             GREATEST(1, CEIL(EXTRACT(EPOCH FROM min(h.created_at) + ${window} - clock.now)))::int AS retry_after
       FROM clock
       LEFT JOIN rate_limit_hits h
-        ON h.account_id = ${w.accountId} AND h.bucket = ${w.bucket}
-       AND h.created_at > clock.now - make_interval(secs => ${window}::int)
+        ON h.account_id = ${account}::bigint AND h.bucket = ${bucket} AND h.created_at > clock.now - ${window}
       GROUP BY clock.now
     ),
     recorded AS (
       INSERT INTO rate_limit_hits (account_id, bucket, created_at)
-      SELECT ${w.accountId}, ${w.bucket}, counted.at FROM counted WHERE counted.used < ${w.limit}::int
-    )
-    SELECT at, used, retry_after FROM counted`;
-  if (row.used >= w.limit) {
-    throw new RateLimitedError(row.retry_after ?? 1, `Rate limit exceeded: at most ${w.limit} per ${window} seconds`, w.limit);
-  }
-  return { at: row.at, limit: w.limit, remaining: w.limit - row.used - 1 };
+      SELECT ${account}::bigint, ${bucket}, counted.at FROM counted WHERE counted.used < ${p(w.limit)}::int
+    )`;
+}
+
+/** A statement builder: `p(value)` adds a parameter and returns its placeholder. */
+export function params(): { p: Param; values: unknown[] } {
+  const values: unknown[] = [];
+  return { values, p: (value) => (values.push(value), `$${values.length}`) };
 }
