@@ -618,3 +618,25 @@ export function errorLogs(ctx: TestContext, from = 0): string[] {
     }
   }).map((l) => l.slice(0, 500));
 }
+
+/**
+ * Registers the check every fuzz file runs after each property: nothing written
+ * to the database (snapshotDb), nothing logged at error level. Call it after the
+ * beforeAll that creates the fixture (jest runs beforeAll hooks in order).
+ */
+export function expectNothingWrittenOrLogged(ctx: () => TestContext): void {
+  let before: DbSnapshot;
+  let logMark = 0;
+  beforeAll(async () => {
+    before = await snapshotDb(ctx());
+  });
+  afterEach(async () => {
+    const logged = errorLogs(ctx(), logMark);
+    logMark = ctx().logs.length;
+    const now = await snapshotDb(ctx());
+    const expected = before;
+    before = now; // one failure must not fail every later test
+    expect(logged).toEqual([]);
+    expect(now).toEqual(expected);
+  });
+}
