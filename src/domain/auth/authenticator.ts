@@ -285,38 +285,43 @@ export class Authenticator {
    */
   private async recordAttempt(emailKey: string): Promise<{ id?: string; retryAfter: number }> {
     const { loginFailures: limit, loginWindowSeconds: window } = this.options.limits;
+    // Hex digits only, so the lock statement can go as a literal with BEGIN (one round trip).
     const lockKey = hmacHex(this.options.hashKey, `login-throttle\0${emailKey}`);
-    return this.options.db.prisma.$transaction(async (tx) => {
-      await tx.$executeRaw`SELECT pg_advisory_xact_lock(${LOGIN_LOCK_NAMESPACE}::int4, hashtext(${lockKey}))`;
-      const [row] = await tx.$queryRaw<{ id: bigint | null; retry_after: number | null }[]>`
-        WITH clock AS (SELECT clock_timestamp() AS now),
-        expired AS (
-          DELETE FROM login_failures f USING clock
-           WHERE f.email_key = ${emailKey} AND f.created_at <= clock.now - make_interval(secs => ${window}::int)
+    const lock = `SELECT pg_advisory_xact_lock(${LOGIN_LOCK_NAMESPACE}, hashtext('${lockKey}'))`;
+    const [row] = await this.options.db.transaction(
+      (sql) =>
+        sql<{ id: string | bigint | null; retry_after: number | null }>(
+          `WITH clock AS (SELECT clock_timestamp() AS now),
+          expired AS (
+            DELETE FROM login_failures f USING clock
+             WHERE f.email_key = $1 AND f.created_at <= clock.now - make_interval(secs => $2::int)
+          ),
+          oldest_expired AS (
+            DELETE FROM login_failures f USING clock
+             WHERE f.id IN (SELECT id FROM login_failures ORDER BY id LIMIT $4::int FOR UPDATE SKIP LOCKED)
+               AND f.email_key <> $1 AND f.created_at <= clock.now - make_interval(secs => $2::int)
+          ),
+          recent AS (
+            SELECT f.created_at FROM login_failures f, clock
+             WHERE f.email_key = $1 AND f.created_at > clock.now - make_interval(secs => $2::int)
+             ORDER BY f.created_at DESC LIMIT $3::int
+          ),
+          counted AS (
+            SELECT count(recent.created_at)::int AS used,
+                   GREATEST(1, ceil(extract(epoch FROM min(recent.created_at) + make_interval(secs => $2::int) - clock.now)))::int AS retry_after
+              FROM clock LEFT JOIN recent ON true
+             GROUP BY clock.now
+          ),
+          recorded AS (
+            INSERT INTO login_failures (email_key, created_at)
+            SELECT $1, clock.now FROM counted, clock WHERE counted.used < $3::int
+            RETURNING id
+          )
+          SELECT (SELECT id FROM recorded) AS id, retry_after FROM counted`,
+          [emailKey, window, limit, PRUNE_BATCH],
         ),
-        oldest_expired AS (
-          DELETE FROM login_failures f USING clock
-           WHERE f.id IN (SELECT id FROM login_failures ORDER BY id LIMIT ${PRUNE_BATCH}::int FOR UPDATE SKIP LOCKED)
-             AND f.email_key <> ${emailKey} AND f.created_at <= clock.now - make_interval(secs => ${window}::int)
-        ),
-        recent AS (
-          SELECT f.created_at FROM login_failures f, clock
-           WHERE f.email_key = ${emailKey} AND f.created_at > clock.now - make_interval(secs => ${window}::int)
-           ORDER BY f.created_at DESC LIMIT ${limit}::int
-        ),
-        counted AS (
-          SELECT count(recent.created_at)::int AS used,
-                 GREATEST(1, ceil(extract(epoch FROM min(recent.created_at) + make_interval(secs => ${window}::int) - clock.now)))::int AS retry_after
-            FROM clock LEFT JOIN recent ON true
-           GROUP BY clock.now
-        ),
-        recorded AS (
-          INSERT INTO login_failures (email_key, created_at)
-          SELECT ${emailKey}, clock.now FROM counted, clock WHERE counted.used < ${limit}::int
-          RETURNING id
-        )
-        SELECT (SELECT id FROM recorded) AS id, retry_after FROM counted`;
-      return { id: row.id === null ? undefined : String(row.id), retryAfter: row.retry_after ?? 1 };
-    });
+      lock,
+    );
+    return { id: row.id === null ? undefined : String(row.id), retryAfter: row.retry_after ?? 1 };
   }
 }
