@@ -3,11 +3,17 @@ import path from 'node:path';
 import pg from 'pg';
 import { PrismaPg } from '@prisma/adapter-pg';
 import { PrismaPGlite } from 'pglite-prisma-adapter';
-import type { SqlMigrationAwareDriverAdapterFactory } from '@prisma/driver-adapter-utils';
+import type { SqlDriverAdapter, SqlMigrationAwareDriverAdapterFactory } from '@prisma/driver-adapter-utils';
 import { PrismaClient } from '../generated/prisma/client';
 import { acquireDirLock, type DirLock } from './dir-lock';
 
-/** Plain SQL with $1.. parameters, for the few hot paths that skip Prisma's query builder. */
+/**
+ * Plain SQL with $1.. parameters, for the few hot paths that skip Prisma's query builder.
+ * On PostgreSQL each distinct text becomes a named prepared statement on every
+ * connection that runs it, so the server parses and plans it once per connection,
+ * not once per request. Texts must therefore come from a fixed set of templates
+ * (values always go in parameters, never into the text).
+ */
 export type SqlQuery = <T = Record<string, unknown>>(sql: string, params?: unknown[]) => Promise<T[]>;
 
 export interface Db {
@@ -39,6 +45,23 @@ export interface DbOptions {
 
 // Any constant works; it only has to be the same in every process.
 const MIGRATION_LOCK_KEY = 727073690;
+// Distinct SQL texts prepared per connection, at most: past it, a text runs as an
+// unnamed statement (parsed every time), so a template bug cannot exhaust the
+// server's memory. The service has a few dozen.
+const MAX_PREPARED_STATEMENTS = 200;
+
+/**
+ * pg query configs that name each distinct text (s1, s2, …). A name always means
+ * the same text in this process, which is what pg requires of a name on a connection.
+ */
+function preparedStatements(max = MAX_PREPARED_STATEMENTS) {
+  const names = new Map<string, string>();
+  return (text: string, values: unknown[] | undefined): pg.QueryConfig => {
+    let name = names.get(text);
+    if (name === undefined && names.size < max) names.set(text, (name = `s${names.size + 1}`));
+    return name === undefined ? { text, values } : { name, text, values };
+  };
+}
 
 export async function createDb(options: DbOptions): Promise<Db> {
   return options.databaseUrl ? createPostgresDb(options.databaseUrl, options.poolSize ?? 10) : createPgliteDb(options.dataDir ?? '.data');
@@ -59,11 +82,12 @@ async function createPostgresDb(url: string, poolSize: number): Promise<Db> {
   // An idle client losing its server must not crash the process; the next query reports it.
   pool.on('error', () => {});
   const prisma = new PrismaClient({ adapter: new PrismaPg(pool) });
+  const prepared = preparedStatements();
   return {
     kind: 'postgres',
     prisma,
-    sql: async (text, params) => (await pool.query(text, params as unknown[])).rows,
-    migrationFactory: () => new PrismaPg({ connectionString: url, max: 2 }),
+    sql: async (text, params) => (await pool.query(prepared(text, params))).rows,
+    migrationFactory: () => wholeScripts(new PrismaPg({ connectionString: url, max: 2 })),
     statementCount: () => statements,
     async transaction(fn, first) {
       const client = await pool.connect();
@@ -71,7 +95,7 @@ async function createPostgresDb(url: string, poolSize: number): Promise<Db> {
       try {
         // Without parameters, "BEGIN; <first>" is one simple-protocol query.
         await client.query(first ? `BEGIN; ${first}` : 'BEGIN');
-        const result = await fn(async (text, params) => (await client.query(text, params as unknown[])).rows);
+        const result = await fn(async (text, params) => (await client.query(prepared(text, params))).rows);
         await client.query('COMMIT');
         return result;
       } catch (err) {
@@ -97,6 +121,35 @@ async function createPostgresDb(url: string, poolSize: number): Promise<Db> {
       await prisma.$disconnect();
       await pool.end().catch(() => {});
     },
+  };
+}
+
+/**
+ * @prisma/adapter-pg runs a migration script by cutting it at every ';', those in
+ * comments and in dollar-quoted function bodies included, which breaks any
+ * migration that creates a PL/pgSQL function. Sent whole as one simple-protocol
+ * query, the script is parsed by PostgreSQL itself (and runs as one implicit
+ * transaction: a migration that fails leaves nothing half-applied). Errors still
+ * go through the adapter's own mapping, which the engine expects.
+ */
+function wholeScripts(factory: PrismaPg): SqlMigrationAwareDriverAdapterFactory {
+  type PgAdapter = SqlDriverAdapter & { underlyingDriver(): pg.Pool; onError(error: unknown): never };
+  const patched = async (connecting: Promise<SqlDriverAdapter>) => {
+    const adapter = (await connecting) as PgAdapter;
+    adapter.executeScript = async (script: string) => {
+      try {
+        await adapter.underlyingDriver().query(script);
+      } catch (err) {
+        adapter.onError(err);
+      }
+    };
+    return adapter;
+  };
+  return {
+    provider: factory.provider,
+    adapterName: factory.adapterName,
+    connect: () => patched(factory.connect()),
+    connectToShadowDb: () => patched(factory.connectToShadowDb()),
   };
 }
 
