@@ -35,7 +35,6 @@ interface TokenRow {
   role: Role;
   email: string;
   name: string;
-  needs_touch: boolean;
 }
 
 const BASIC_CACHE_TTL_MS = 60_000;
@@ -94,33 +93,35 @@ export class Authenticator {
 
   private async bearer(token: string): Promise<Viewer> {
     if (!/^[A-Za-z0-9_-]{20,200}$/.test(token)) throw new UnauthenticatedError('Bearer');
+    // One statement: the lookup, and the used_at touch (at most once a minute; the
+    // guard, re-checked on the locked row, makes racing processes write once).
     const rows = await this.options.db.sql<TokenRow>(
-      `SELECT t.id, t.account_id, t.user_id, t.scopes, t.client_id, t.token_prefix, t.created_at, t.expires_at, t.used_at,
-              c.scopes AS client_scopes,
-              u.role::text AS role, u.email, u.name,
-              (t.used_at IS NULL OR t.used_at < now() - interval '60 seconds') AS needs_touch
-         FROM oauth_tokens t
-         JOIN users u ON u.id = t.user_id AND u.active
-         JOIN oauth_clients c ON c.id = t.client_id
-        WHERE t.token_hash = $1 AND t.revoked_at IS NULL
-          AND (t.expires_at IS NULL OR t.expires_at > now())`,
+      `WITH found AS (
+         SELECT t.id, t.account_id, t.user_id, t.scopes, t.client_id, t.token_prefix, t.created_at, t.expires_at, t.used_at,
+                c.scopes AS client_scopes, u.role::text AS role, u.email, u.name
+           FROM oauth_tokens t
+           JOIN users u ON u.id = t.user_id AND u.active
+           JOIN oauth_clients c ON c.id = t.client_id
+          WHERE t.token_hash = $1 AND t.revoked_at IS NULL
+            AND (t.expires_at IS NULL OR t.expires_at > now())
+       ), touched AS (
+         UPDATE oauth_tokens o SET used_at = now()
+           FROM found
+          WHERE o.id = found.id AND (found.used_at IS NULL OR found.used_at < now() - interval '60 seconds')
+            AND (o.used_at IS NULL OR o.used_at < now() - interval '60 seconds')
+         RETURNING o.used_at
+       )
+       SELECT found.id, found.account_id, found.user_id, found.scopes, found.client_id, found.token_prefix, found.created_at,
+              found.expires_at, COALESCE((SELECT used_at FROM touched), found.used_at) AS used_at,
+              found.client_scopes, found.role, found.email, found.name
+         FROM found`,
       [this.hashToken(token)],
     );
     const row = rows[0];
     if (!row) throw new UnauthenticatedError('Bearer');
     // A token with any invalid scope is refused outright (seed §4.3 rule 6).
     if (!allScopesValid(row.scopes)) throw new ForbiddenError();
-    let usedAt = row.used_at;
-    if (row.needs_touch) {
-      // used_at moves at most once a minute; the guard makes racing processes write once.
-      const touched = await this.options.db.sql<{ used_at: Date }>(
-        `UPDATE oauth_tokens SET used_at = now()
-          WHERE id = $1 AND (used_at IS NULL OR used_at < now() - interval '60 seconds')
-          RETURNING used_at`,
-        [String(row.id)],
-      );
-      usedAt = touched[0]?.used_at ?? usedAt;
-    }
+    const usedAt = row.used_at;
     return {
       accountId: BigInt(row.account_id),
       userId: BigInt(row.user_id),
