@@ -91,7 +91,11 @@ export class Validator {
     return field in this.details;
   }
 
+  isEmpty(): boolean {
+    return Object.keys(this.details).length === 0;
+  }
+
   throwIfAny(): void {
-    if (Object.keys(this.details).length > 0) throw new ValidationError(this.details);
+    if (!this.isEmpty()) throw new ValidationError(this.details);
   }
 }

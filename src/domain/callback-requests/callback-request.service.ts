@@ -5,7 +5,6 @@ import { NotFoundError, RateLimitedError, Validator } from '../errors';
 import { parseId } from '../ids';
 import type { Viewer } from '../auth/viewer';
 import { checkCallbackRequest, type CallbackRequestInput } from './callback-request.validation';
-import { params, windowCtes, windowLock } from './rolling-window';
 
 export type CallbackRequestStatus = 'queued' | 'calling' | 'completed' | 'cancelled';
 
@@ -50,90 +49,69 @@ const SELECT = {
 } as const;
 type Row = Omit<CallbackRequestRecord, 'queuePosition'>;
 
+/** A row of create_callback_request (callback_request_lookups gives the first two columns). */
+interface CreateRow {
+  phone_found: boolean;
+  found_group_ids: (string | bigint)[];
+  routed_group_ids?: (string | bigint)[] | null;
+  new_id?: string | bigint | null;
+  decided_at?: Date | null;
+  used?: number | null;
+  retry_after?: number | null;
+  queued_ahead?: number | null;
+}
+
 /** Voice callback requests of the viewer's account (API.md §7). Authorization is checked by the caller. */
 export class CallbackRequestService {
   constructor(
     private readonly prisma: PrismaClient,
-    private readonly db: Pick<Db, 'sql' | 'transaction'>,
+    private readonly db: Pick<Db, 'sql'>,
     private readonly limits: Pick<Limits, 'callbackRequests' | 'callbackWindowSeconds'>,
   ) {}
 
   /**
-   * Validates (one statement), then spends one slot of the account's rolling
-   * window and stores the request in one statement of one transaction, under the
-   * account's lock: a refused or failed request costs nothing. Round trips:
-   * validation, BEGIN + lock, decision + inserts + queue position, COMMIT.
+   * One statement (the database function create_callback_request, see its
+   * migration): the account's ids are checked, then, under the account's lock,
+   * one slot of its rolling window is spent and the request stored, or nothing
+   * at all happens. A request with shape errors runs only the lookups, so that
+   * its 422 lists every problem at once.
    */
   async create(viewer: Viewer, input: CallbackRequestInput): Promise<CreatedCallbackRequest> {
     const accountId = viewer.accountId;
-    const { phoneNumberId, requesterPhoneNumber, requested, routed } = await this.validate(accountId, input);
-    const window = {
-      accountId, bucket: RATE_LIMIT_BUCKET, limit: this.limits.callbackRequests, windowSeconds: this.limits.callbackWindowSeconds,
-    };
-    const { p, values } = params();
-    const account = p(String(accountId));
-    const phone = p(String(phoneNumberId));
-    const text = `WITH ${windowCtes(window, p)},
-      created AS (
-        INSERT INTO callback_requests
-          (account_id, phone_number_id, requester_phone_number, requested_group_ids, routed_group_ids, status, created_by_id, created_at)
-        SELECT ${account}::bigint, ${phone}::bigint, ${p(requesterPhoneNumber)}, ${p(requested.map(String))}::bigint[],
-               ${p(routed.map(String))}::bigint[], 'queued', ${p(viewer.userId === null ? null : String(viewer.userId))}::bigint, counted.at
-          FROM counted WHERE counted.used < ${p(window.limit)}::int
-        RETURNING id
-      )
-      SELECT counted.at, counted.used, counted.retry_after, created.id,
-             -- the snapshot predates the insert: every queued request of this number is ahead of it
-             (SELECT count(*)::int FROM callback_requests q
-               WHERE q.account_id = ${account}::bigint AND q.phone_number_id = ${phone}::bigint AND q.status = 'queued') AS ahead
-        FROM counted LEFT JOIN created ON true`;
-    const [row] = await this.db.transaction(
-      (sql) => sql<{ at: Date; used: number; retry_after: number | null; id: string | bigint | null; ahead: number }>(text, values),
-      windowLock(window),
-    );
-    if (row.id === null) {
-      throw new RateLimitedError(row.retry_after ?? 1, `Rate limit exceeded: at most ${window.limit} per ${window.windowSeconds} seconds`, window.limit);
-    }
-    return {
-      id: BigInt(row.id),
-      accountId,
-      phoneNumberId,
-      requesterPhoneNumber,
-      requestedGroupIds: requested,
-      routedGroupIds: routed,
-      status: 'queued',
-      queuePosition: row.ahead + 1,
-      createdById: viewer.userId,
-      createdAt: new Date(row.at),
-      rateLimit: { limit: window.limit, remaining: window.limit - row.used - 1 },
-    };
-  }
-
-  /** Every field rule, the ones needing the database included (one statement); the routing that follows from them. */
-  private async validate(accountId: bigint, input: CallbackRequestInput) {
     const v = new Validator();
     const fields = checkCallbackRequest(input, v);
-    const [found] = await this.db.sql<{ omnichannel_routing: boolean; phone_id: unknown; group_ids: unknown[] }>(
-      `SELECT a.omnichannel_routing,
-              (SELECT p.id FROM voice_phone_numbers p WHERE p.id = $2::bigint AND p.account_id = a.id) AS phone_id,
-              ARRAY(SELECT g.id FROM groups g WHERE g.account_id = a.id AND g.id = ANY($3::bigint[])) AS group_ids
-         FROM accounts a WHERE a.id = $1::bigint`,
-      [String(accountId), fields.phoneNumberId === undefined ? null : String(fields.phoneNumberId), (fields.groupIds ?? []).map(String)],
-    );
-    if (fields.phoneNumberId !== undefined && (!found || found.phone_id === null)) {
+    const groups = (fields.groupIds ?? []).map(String);
+    const phone = fields.phoneNumberId === undefined ? null : String(fields.phoneNumberId);
+    const limit = this.limits.callbackRequests;
+    const windowSeconds = this.limits.callbackWindowSeconds;
+    const [row] = v.isEmpty()
+      ? await this.db.sql<CreateRow>(
+          'SELECT * FROM create_callback_request($1::bigint, $2::bigint, $3::text, $4::bigint[], $5::bigint, $6::text, $7::int, $8::int)',
+          [String(accountId), phone, fields.requesterPhoneNumber, groups, viewer.userId === null ? null : String(viewer.userId), RATE_LIMIT_BUCKET, limit, windowSeconds],
+        )
+      : await this.db.sql<CreateRow>('SELECT * FROM callback_request_lookups($1::bigint, $2::bigint, $3::bigint[])', [String(accountId), phone, groups]);
+    if (fields.phoneNumberId !== undefined && (!row || !row.phone_found)) {
       v.add('phone_number_id', 'NotFound', `Phone number: ${fields.phoneNumberId} not found`);
     }
-    const known = new Set((found?.group_ids ?? []).map((id) => BigInt(id as string)));
+    const known = new Set((row?.found_group_ids ?? []).map((id) => BigInt(id)));
     for (const id of fields.groupIds ?? []) if (!known.has(id)) v.add('group_ids', 'NotFound', `Group: ${id} not found`);
     v.throwIfAny();
-    if (!found) throw new NotFoundError();
-    const requested = fields.groupIds!;
+    if (!row) throw new NotFoundError();
+    if (row.new_id === null || row.new_id === undefined) {
+      throw new RateLimitedError(row.retry_after ?? 1, `Rate limit exceeded: at most ${limit} per ${windowSeconds} seconds`, limit);
+    }
     return {
+      id: BigInt(row.new_id!),
+      accountId,
       phoneNumberId: fields.phoneNumberId!,
       requesterPhoneNumber: fields.requesterPhoneNumber!,
-      requested,
-      // With omnichannel routing the first group is the one that routes (seed §2.3).
-      routed: found.omnichannel_routing ? requested.slice(0, 1) : requested,
+      requestedGroupIds: fields.groupIds!,
+      routedGroupIds: row.routed_group_ids!.map((id) => BigInt(id)),
+      status: 'queued',
+      queuePosition: row.queued_ahead! + 1,
+      createdById: viewer.userId,
+      createdAt: new Date(row.decided_at!),
+      rateLimit: { limit, remaining: limit - row.used! - 1 },
     };
   }
 
