@@ -2,10 +2,14 @@ import 'reflect-metadata';
 import { isUtf8 } from 'node:buffer';
 import { randomUUID } from 'node:crypto';
 import Fastify, { LogController, type FastifyInstance, type FastifyServerOptions } from 'fastify';
-import { ApolloServer, type ApolloServerPlugin } from '@apollo/server';
+import { ApolloServer } from '@apollo/server';
 import { fastifyApolloHandler } from '@as-integrations/fastify';
 import { ApolloServerPluginLandingPageLocalDefault } from '@apollo/server/plugin/landingPage/default';
-import { ApolloServerPluginCacheControlDisabled, ApolloServerPluginLandingPageDisabled } from '@apollo/server/plugin/disabled';
+import {
+  ApolloServerPluginCacheControlDisabled,
+  ApolloServerPluginInlineTraceDisabled,
+  ApolloServerPluginLandingPageDisabled,
+} from '@apollo/server/plugin/disabled';
 import type { Config } from './config';
 import type { Db } from './db/create-db';
 import { migrationsApplied } from './db/migrate';
@@ -13,7 +17,7 @@ import { BadRequestError, DomainError, ServiceUnavailableError } from './domain/
 import { isDatabaseUnavailable } from './db/errors';
 import { createServices, type Services } from './domain/services';
 import { buildGraphQLSchema } from './graphql/schema';
-import { contextError, createFormatError, serviceUnavailableStatus } from './graphql/errors';
+import { contextError, createFormatError, responseHead } from './graphql/errors';
 import { graphqlLimits } from './graphql/limits';
 import type { GraphQLContext } from './graphql/context';
 import { createContextBuilder } from './http/request-context';
@@ -41,17 +45,6 @@ function send(reply: import('fastify').FastifyReply, r: ErrorResponse) {
   if (r.headers) reply.headers(r.headers);
   return reply.code(r.status).type('application/json; charset=utf-8').send(r.body);
 }
-
-/** GraphQL answers are per viewer: never cached (what Apollo's cache-control plugin sent). */
-const noStore: ApolloServerPlugin<GraphQLContext> = {
-  async requestDidStart() {
-    return {
-      async willSendResponse({ response }) {
-        if (!response.http.headers.has('cache-control')) response.http.headers.set('cache-control', 'no-store');
-      },
-    };
-  },
-};
 
 /** Builds the HTTP application over a database; never listens (main.ts does). */
 export async function buildApp(deps: AppDeps): Promise<App> {
@@ -149,7 +142,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   });
 
   const schema = buildGraphQLSchema();
-  const limits = graphqlLimits({ introspection: config.graphqlIntrospection });
+  const limits = graphqlLimits();
   const apollo = new ApolloServer<GraphQLContext>({
     schema,
     introspection: config.graphqlIntrospection,
@@ -162,19 +155,20 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     // Apollo's own handlers (on outside NODE_ENV=test) would stop it a second
     // time concurrently, and that close never resolved: shutdown hung ~10 s.
     stopOnTerminationSignals: false,
-    hideSchemaDetailsFromClientErrors: !config.graphqlIntrospection,
-    formatError: createFormatError((err) => fastify.log.error({ err }, 'graphql resolver error')),
+    // "Did you mean …?" would leak the schema when introspection is off (see createFormatError)
+    formatError: createFormatError((err) => fastify.log.error({ err }, 'graphql resolver error'), { hideSuggestions: !config.graphqlIntrospection }),
     plugins: [
-      serviceUnavailableStatus,
+      responseHead,
       config.graphqlIntrospection
         ? ApolloServerPluginLandingPageLocalDefault({ embed: true, includeCookies: false })
         : ApolloServerPluginLandingPageDisabled(),
       ...limits.plugins,
       // Apollo's default cache-control plugin hooks every resolved field to compute a
       // cache policy this API never sets; off (measured in bench/tuning-log.md), with
-      // the "no-store" it would have answered kept by noStore.
+      // the "no-store" it would have answered sent by responseHead.
       ApolloServerPluginCacheControlDisabled(),
-      noStore,
+      // Not a federated subgraph: Apollo's inline-trace plugin would only check that, on every request.
+      ApolloServerPluginInlineTraceDisabled(),
     ],
   });
   await apollo.start();

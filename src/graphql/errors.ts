@@ -1,6 +1,6 @@
 import { GraphQLError, type GraphQLFormattedError } from 'graphql';
 import { unwrapResolverError } from '@apollo/server/errors';
-import { HeaderMap, type ApolloServerPlugin } from '@apollo/server';
+import { HeaderMap, type ApolloServerPlugin, type BaseContext, type GraphQLRequestListener } from '@apollo/server';
 import { DomainError, RateLimitedError, UnauthenticatedError, ValidationError } from '../domain/errors';
 import { isDatabaseUnavailable } from '../db/errors';
 
@@ -38,7 +38,14 @@ export function contextError(err: DomainError): GraphQLError {
   return new GraphQLError(err.message, { originalError: err, extensions: { ...domainExtensions(err), http: { status, headers } } });
 }
 
-export function createFormatError(logError: (err: unknown) => void) {
+/**
+ * The errors a client sees. `hideSuggestions`: drop graphql-js's "Did you mean …?"
+ * (it names fields, arguments and values of the schema) when introspection is off.
+ * Done here, where only errors pass, rather than by Apollo's
+ * hideSchemaDetailsFromClientErrors, whose plugin listens on every request.
+ */
+export function createFormatError(logError: (err: unknown) => void, options: { hideSuggestions?: boolean } = {}) {
+  const shown = (message: string) => (options.hideSuggestions ? message.replace(/ ?Did you mean(.+?)\?$/, '') : message);
   return (formatted: GraphQLFormattedError, error: unknown): GraphQLFormattedError => {
     const original = unwrapResolverError(error);
     const cause = original instanceof GraphQLError && original.originalError ? original.originalError : original;
@@ -48,7 +55,7 @@ export function createFormatError(logError: (err: unknown) => void) {
       return { ...base, message: 'The service is temporarily unavailable', extensions: { code: 'SERVICE_UNAVAILABLE' } };
     }
     const code = formatted.extensions?.code;
-    if (typeof code === 'string' && APOLLO_CODES.has(code)) return { ...base, message: formatted.message, extensions: { code } };
+    if (typeof code === 'string' && APOLLO_CODES.has(code)) return { ...base, message: shown(formatted.message), extensions: { code } };
     // Apollo refuses some requests with a bare GraphQLError and an HTTP 4xx but no code
     // (a persisted-query hash that does not match the query, an unsupported version).
     const http = original instanceof GraphQLError && !original.originalError ? (original.extensions?.http as { status?: number } | undefined) : undefined;
@@ -59,21 +66,27 @@ export function createFormatError(logError: (err: unknown) => void) {
 }
 
 /**
- * A resolver that could not reach the database answers HTTP 503 (like REST and
- * /readyz), not 200, so that load balancers and clients retry instead of caching
- * an error. The body keeps the GraphQL shape with code SERVICE_UNAVAILABLE.
+ * The HTTP head of every GraphQL answer, from one shared listener (each plugin
+ * listener costs every request a few promises per phase):
+ * - `Cache-Control: no-store`: answers are per viewer. (Apollo's cache-control
+ *   plugin, which hooked every resolved field, is off; this is what it sent.)
+ * - 503 with Retry-After when a resolver could not reach the database, like REST
+ *   and /readyz, so that load balancers and clients retry instead of caching an
+ *   error. The body keeps the GraphQL shape with code SERVICE_UNAVAILABLE.
  */
-export const serviceUnavailableStatus: ApolloServerPlugin = {
+export const responseHead: ApolloServerPlugin = {
   async requestDidStart() {
-    return {
-      async willSendResponse({ response }) {
-        if (response.body.kind !== 'single') return;
-        const errors = response.body.singleResult.errors;
-        if (errors?.some((e) => e.extensions?.code === 'SERVICE_UNAVAILABLE')) {
-          response.http.status = 503;
-          response.http.headers.set('retry-after', '1');
-        }
-      },
-    };
+    return responseHeadListener;
+  },
+};
+const responseHeadListener: GraphQLRequestListener<BaseContext> = {
+  async willSendResponse({ response }) {
+    if (!response.http.headers.has('cache-control')) response.http.headers.set('cache-control', 'no-store');
+    if (response.body.kind !== 'single') return;
+    const errors = response.body.singleResult.errors;
+    if (errors?.some((e) => e.extensions?.code === 'SERVICE_UNAVAILABLE')) {
+      response.http.status = 503;
+      response.http.headers.set('retry-after', '1');
+    }
   },
 };

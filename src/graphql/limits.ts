@@ -1,4 +1,4 @@
-import type { ApolloServerPlugin } from '@apollo/server';
+import type { ApolloServerPlugin, BaseContext, GraphQLRequestListener } from '@apollo/server';
 import { ApolloArmor } from '@escape.tech/graphql-armor';
 import type { GraphQLArmorRejectCallback } from '@escape.tech/graphql-armor-types';
 import {
@@ -65,7 +65,7 @@ const reportRejection: GraphQLArmorRejectCallback = (context, error) => {
 };
 
 /** Fresh every call: ApolloArmor mutates the configuration it is given. */
-export function graphqlLimits(options: { introspection: boolean }): GraphQLLimits {
+export function graphqlLimits(): GraphQLLimits {
   const onRejection = () => ({ propagateOnRejection: false, onReject: [reportRejection] });
   const armor = new ApolloArmor({
     // flattenFragments: a fragment counts as the fields it stands for, as if written inline
@@ -74,11 +74,12 @@ export function graphqlLimits(options: { introspection: boolean }): GraphQLLimit
     maxDirectives: { n: GRAPHQL_LIMITS.maxDirectives, ...onRejection() },
     costLimit: { enabled: false }, // see complexityLimit()
     maxTokens: { enabled: false },
-    // With introspection on the schema is public anyway; off, "Did you mean …" would leak it.
-    blockFieldSuggestion: { enabled: !options.introspection },
+    // "Did you mean …" would leak the schema when introspection is off: the error
+    // formatter removes it (createFormatError), without a plugin listener on every request.
+    blockFieldSuggestion: { enabled: false },
   });
   const { plugins, validationRules } = armor.protect();
-  return { plugins: [...plugins, complexityLimit], validationRules, parseOptions: { maxTokens: GRAPHQL_LIMITS.maxTokens } };
+  return { plugins: [...plugins, complexityLimit()], validationRules, parseOptions: { maxTokens: GRAPHQL_LIMITS.maxTokens } };
 }
 
 function listOfObjects(type: GraphQLOutputType): boolean {
@@ -103,24 +104,48 @@ export function operationCost(schema: GraphQLSchema, query: DocumentNode, variab
   return getComplexity({ schema, query, variables, operationName, estimators: [complexityEstimator] });
 }
 
+// Costs remembered per document (Apollo hands back the same parsed document for
+// a query it has seen) and per operation name + variables: a dashboard repeating
+// its queries is not costed again. Bounded: variables over 512 characters are
+// costed every time, and a document keeps at most 64 variable sets.
+const MAX_COST_KEY = 512;
+const MAX_COSTS_PER_DOCUMENT = 64;
+
 /**
  * Refuses an operation whose worst-case answer is over the budget, with HTTP 400
- * and code BAD_REQUEST, before it runs.
+ * and code BAD_REQUEST, before it runs. One per server (its cost cache holds that
+ * server's documents).
  */
-const complexityLimit: ApolloServerPlugin = {
-  async requestDidStart() {
-    return {
-      async didResolveOperation({ request, document, schema }) {
-        let cost: number;
-        try {
-          cost = operationCost(schema, document, request.variables, request.operationName ?? undefined);
-        } catch {
-          return; // variables that do not fit the operation: Apollo's own check answers 400
-        }
-        if (cost > GRAPHQL_LIMITS.maxCost) {
-          throw contextError(new BadRequestError(`Query cost limit of ${GRAPHQL_LIMITS.maxCost} exceeded, found ${cost}.`));
-        }
-      },
-    };
-  },
-};
+function complexityLimit(): ApolloServerPlugin {
+  const costs = new WeakMap<DocumentNode, Map<string, number>>();
+  const costOf = (schema: GraphQLSchema, document: DocumentNode, variables?: Record<string, unknown>, operationName?: string) => {
+    const key = `${operationName ?? ''}\u0000${JSON.stringify(variables ?? {})}`;
+    if (key.length > MAX_COST_KEY) return operationCost(schema, document, variables, operationName);
+    let known = costs.get(document);
+    const cached = known?.get(key);
+    if (cached !== undefined) return cached;
+    const cost = operationCost(schema, document, variables, operationName);
+    if (!known) costs.set(document, (known = new Map()));
+    if (known.size >= MAX_COSTS_PER_DOCUMENT) known.clear();
+    known.set(key, cost);
+    return cost;
+  };
+  const listener: GraphQLRequestListener<BaseContext> = {
+    async didResolveOperation({ request, document, schema }) {
+      let cost: number;
+      try {
+        cost = costOf(schema, document, request.variables, request.operationName ?? undefined);
+      } catch {
+        return; // variables that do not fit the operation: Apollo's own check answers 400
+      }
+      if (cost > GRAPHQL_LIMITS.maxCost) {
+        throw contextError(new BadRequestError(`Query cost limit of ${GRAPHQL_LIMITS.maxCost} exceeded, found ${cost}.`));
+      }
+    },
+  };
+  return {
+    async requestDidStart() {
+      return listener;
+    },
+  };
+}
