@@ -144,6 +144,12 @@ describe('GraphQL limits (API.md §8)', () => {
       expect(res.statusCode).toBe(200);
       expect(res.json().data.oauthTokens.edges).toHaveLength(1);
     });
+
+    it('remembers costs per variables: $n = 100, 1, 100, 1 are refused, run, refused, run', async () => {
+      const statuses = [];
+      for (const n of [100, 1, 100, 1]) statuses.push((await ctx.graphql(DEEP_WITH_VARIABLE, { n }, { authorization: admin.basic })).statusCode);
+      expect(statuses).toEqual([400, 200, 400, 200]);
+    });
   });
 
   describe(`token limit (${GRAPHQL_LIMITS.maxTokens})`, () => {
