@@ -57,10 +57,12 @@ $$;
 -- Returns no row when the account does not exist; otherwise the lookups, and
 -- new_id null when an id is not the account's (nothing spent) or the window is
 -- full (retry_after set). queued_ahead: the queued requests of the same number
--- before this one. With omnichannel routing only the first requested group
--- routes (seed §2.3); p_group_ids is in the caller's order, without duplicates.
+-- before this one. The routing rule stays with the caller (the domain layer): it
+-- passes the groups that route under either setting of the account's omnichannel
+-- routing, and the row gets the one that applies.
 CREATE FUNCTION create_callback_request(
   p_account_id BIGINT, p_phone_number_id BIGINT, p_requester_phone_number TEXT, p_group_ids BIGINT[],
+  p_routed_if_omnichannel BIGINT[], p_routed_otherwise BIGINT[],
   p_created_by_id BIGINT, p_bucket TEXT, p_limit INT, p_window_seconds INT)
 RETURNS TABLE (
   phone_found BOOLEAN, found_group_ids BIGINT[], routed_group_ids BIGINT[], new_id BIGINT,
@@ -82,7 +84,7 @@ BEGIN
   SELECT t.allowed, t.decided_at, t.used, t.retry_after INTO v_allowed, decided_at, used, retry_after
     FROM rate_limit_take(p_account_id, p_bucket, p_limit, p_window_seconds) t;
   IF v_allowed THEN
-    routed_group_ids := CASE WHEN v_omnichannel THEN p_group_ids[1:1] ELSE p_group_ids END;
+    routed_group_ids := CASE WHEN v_omnichannel THEN p_routed_if_omnichannel ELSE p_routed_otherwise END;
     -- counted before the insert and after the lock: every queued request of this number is ahead
     SELECT count(*)::INT INTO queued_ahead
       FROM callback_requests q

@@ -49,6 +49,11 @@ const SELECT = {
 } as const;
 type Row = Omit<CallbackRequestRecord, 'queuePosition'>;
 
+/** With omnichannel routing only the first requested group routes; otherwise all do (seed §2.3). */
+export function routedGroups(requested: bigint[], omnichannelRouting: boolean): bigint[] {
+  return omnichannelRouting ? requested.slice(0, 1) : requested;
+}
+
 /** A row of create_callback_request (callback_request_lookups gives the first two columns). */
 interface CreateRow {
   phone_found: boolean;
@@ -84,10 +89,14 @@ export class CallbackRequestService {
     const phone = fields.phoneNumberId === undefined ? null : String(fields.phoneNumberId);
     const limit = this.limits.callbackRequests;
     const windowSeconds = this.limits.callbackWindowSeconds;
+    const routed = (omnichannel: boolean) => routedGroups(fields.groupIds ?? [], omnichannel).map(String);
     const [row] = v.isEmpty()
       ? await this.db.sql<CreateRow>(
-          'SELECT * FROM create_callback_request($1::bigint, $2::bigint, $3::text, $4::bigint[], $5::bigint, $6::text, $7::int, $8::int)',
-          [String(accountId), phone, fields.requesterPhoneNumber, groups, viewer.userId === null ? null : String(viewer.userId), RATE_LIMIT_BUCKET, limit, windowSeconds],
+          'SELECT * FROM create_callback_request($1::bigint, $2::bigint, $3::text, $4::bigint[], $5::bigint[], $6::bigint[], $7::bigint, $8::text, $9::int, $10::int)',
+          [
+            String(accountId), phone, fields.requesterPhoneNumber, groups, routed(true), routed(false),
+            viewer.userId === null ? null : String(viewer.userId), RATE_LIMIT_BUCKET, limit, windowSeconds,
+          ],
         )
       : await this.db.sql<CreateRow>('SELECT * FROM callback_request_lookups($1::bigint, $2::bigint, $3::bigint[])', [String(accountId), phone, groups]);
     if (fields.phoneNumberId !== undefined && (!row || !row.phone_found)) {
