@@ -122,7 +122,7 @@ export function markdown(report: BenchReport, tuningLog: string | undefined): st
     lines.push(`| ${s.id} | ${s.name}${failed} | ${f(s.rps)} | ${f(s.p50, 2)} | ${f(s.p99, 2)} | ${f(s.vsFloor, 2)} | ${f(s.vsCeiling, 2)} | ${f(s.sqlPerRequest, 2)} | ${mb(s.peakRss)} | ${s.target} | ${fig} | ${met} |`);
   }
   const s8 = report.scenarios.find((s) => s.id === '8');
-  if (s8) lines.push('', `Scenario 8: Basic-auth requests at ${f(s8.basicRps, 0)} req/s had p50 **${f(s8.basicP50, 2)} ms**; scenario 1 beside them kept ${f((s8.vsScenario1 ?? NaN) * 100, 0)}% of its req/s (SQL/req counts both loads).`);
+  if (s8) lines.push('', `Scenario 8: Basic-auth requests at ${f(s8.basicRps, 0)} req/s had p50 **${f(s8.basicP50, 2)} ms**; scenario 1 beside them kept ${f((s8.vsScenario1 ?? NaN) * 100, 0)}% of the req/s it had alone, measured just before in the same round (SQL/req counts both loads).`);
   lines.push('', '## References (same run, alternating with the scenarios)', '');
   lines.push('| reference | req/s | p50 ms | p99 ms | measurements |', '|---|---:|---:|---:|---:|');
   lines.push(`| ceiling: bare Fastify 5 route, constant JSON | ${f(ceiling.rps)} | ${f(ceiling.p50, 2)} | ${f(ceiling.p99, 2)} | ${ceiling.measurements} |`);

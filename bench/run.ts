@@ -358,8 +358,13 @@ async function main(): Promise<void> {
     const offsets = new Map<string, number>();
     let besideMeasurements = 0;
 
+    // A scenario with a load beside it is measured twice in a row: `<id>:alone` (its own
+    // load only) right before `<id>` (both loads), so that the loss it reports compares
+    // two measurements seconds apart, not minutes (the machine's speed drifts in between).
+    const ALONE = ':alone';
     const measure = async (key: string, round: number, duration: number): Promise<CellResult> => {
-      const scenario = chosen.find((s) => s.id === key);
+      const alone = key.endsWith(ALONE) ? chosen.find((s) => s.id + ALONE === key) : undefined;
+      const scenario = alone ? { ...alone, beside: undefined } : chosen.find((s) => s.id === key);
       const server = key === 'ceiling' ? ceiling : key === 'floor' ? floor : service;
       const base = { origin: server.origin, connections: opts.connections, pipelining: opts.pipelining, durationSeconds: duration };
       let spec: LoadSpec = scenario ? { ...base, ...scenario.load } : { ...base, ...refs[key as 'ceiling' | 'floor'] };
@@ -405,13 +410,14 @@ async function main(): Promise<void> {
     const cells: CellResult[] = [];
     for (let round = 1; round <= opts.rounds; round++) {
       for (const group of groups) {
-        for (const key of ['floor', 'ceiling', ...group]) {
+        const keys = group.flatMap((id) => (chosen.find((s) => s.id === id)?.beside ? [id + ALONE, id] : [id]));
+        for (const key of ['floor', 'ceiling', ...keys]) {
           const cell = await measure(key, round, opts.durationSeconds);
           (cell as CellResult & { group: number }).group = groups.indexOf(group);
           cells.push(cell);
           const extra = cell.beside ? `; beside: ${cell.beside.rps.toFixed(0)} req/s, p50 ${cell.beside.p50.toFixed(1)} ms` : '';
           const bad = cell.non2xx || cell.errors ? ` (${cell.non2xx} non-2xx ${JSON.stringify(cell.statusCodes)}, ${cell.errors} errors)` : '';
-          log(`round ${round} ${key.padEnd(7)} ${cell.rps.toFixed(0).padStart(6)} req/s  p50 ${cell.p50.toFixed(2)} ms  p99 ${cell.p99.toFixed(2)} ms${cell.sqlPerRequest === undefined ? '' : `  SQL/req ${cell.sqlPerRequest.toFixed(2)}`}${extra}${bad}`);
+          log(`round ${round} ${key.padEnd(8)} ${cell.rps.toFixed(0).padStart(6)} req/s  p50 ${cell.p50.toFixed(2)} ms  p99 ${cell.p99.toFixed(2)} ms${cell.sqlPerRequest === undefined ? '' : `  SQL/req ${cell.sqlPerRequest.toFixed(2)}`}${extra}${bad}`);
         }
       }
     }
@@ -437,7 +443,8 @@ async function main(): Promise<void> {
       };
       if (s.id === '2') sum.vsScenario1 = median(mine.map((c) => c.rps / (s1(c)?.rps ?? NaN)));
       if (s.id === '8') {
-        sum.vsScenario1 = median(mine.map((c) => c.rps / (s1(c)?.rps ?? NaN)));
+        const aloneBefore = (c: CellResult) => cells.find((x) => x.key === s.id + ALONE && x.round === c.round);
+        sum.vsScenario1 = median(mine.map((c) => c.rps / (aloneBefore(c)?.rps ?? NaN)));
         sum.basicP50 = median(mine.map((c) => c.beside?.p50 ?? NaN));
         sum.basicRps = median(mine.map((c) => c.beside?.rps ?? NaN));
       }
