@@ -1,8 +1,29 @@
 import { randomBytes, scrypt as scryptCb, type ScryptOptions } from 'node:crypto';
+import { availableParallelism } from 'node:os';
 import { promisify } from 'node:util';
 import { timingSafeEqual } from 'node:crypto';
 
-const scrypt = promisify(scryptCb) as (pw: string, salt: Buffer, len: number, opts: ScryptOptions) => Promise<Buffer>;
+const scryptRaw = promisify(scryptCb) as (pw: string, salt: Buffer, len: number, opts: ScryptOptions) => Promise<Buffer>;
+
+// At most one KDF per core but one runs at a time, the rest wait their turn: a burst
+// of Basic logins (or of guesses) otherwise fills libuv's four threads with 32 MiB
+// scrypt runs that take the CPU and the caches from every other request, token
+// requests included. A login waits longer in a burst; everything else keeps going.
+const MAX_CONCURRENT_KDF = Math.max(1, availableParallelism() - 1);
+let running = 0;
+const waiting: (() => void)[] = [];
+
+async function scrypt(pw: string, salt: Buffer, len: number, opts: ScryptOptions): Promise<Buffer> {
+  if (running < MAX_CONCURRENT_KDF) running++;
+  else await new Promise<void>((resolve) => waiting.push(resolve)); // the slot is handed over by its holder
+  try {
+    return await scryptRaw(pw, salt, len, opts);
+  } finally {
+    const next = waiting.shift();
+    if (next) next();
+    else running--;
+  }
+}
 
 // scrypt at N = 2^15, r = 8, p = 1 (OWASP): 32 MiB per hash, so maxmem is raised.
 const N = 2 ** 15;
