@@ -36,8 +36,10 @@ async function runServer(config: Config, log: pino.Logger, prepare: boolean): Pr
   let stopping = false;
   // Responses sent while shutting down close their keep-alive connection: fastify.close()
   // waits for every connection, and one left idle would hold it until keepAliveTimeout.
-  fastify.addHook('onSend', async (_request, reply) => {
+  // (callback style: every response passes here, and needs no promise for a flag check)
+  fastify.addHook('onSend', (_request, reply, payload, done) => {
     if (stopping) reply.header('connection', 'close');
+    done(null, payload);
   });
   await fastify.listen({ port: config.port, host: config.host });
   log.info(`listening on http://${config.host}:${config.port} (GraphQL: /graphql, REST: /api/v2, database: ${db.kind})`);

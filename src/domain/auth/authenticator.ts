@@ -107,8 +107,7 @@ export class Authenticator {
        ), touched AS (
          UPDATE oauth_tokens o SET used_at = now()
            FROM found
-          WHERE o.id = found.id AND (found.used_at IS NULL OR found.used_at < now() - interval '60 seconds')
-            AND (o.used_at IS NULL OR o.used_at < now() - interval '60 seconds')
+          WHERE o.id = found.id AND (o.used_at IS NULL OR o.used_at < now() - interval '60 seconds')
          RETURNING o.used_at
        )
        SELECT found.id, found.account_id, found.user_id, found.scopes, found.client_id, found.token_prefix, found.created_at,
@@ -121,7 +120,6 @@ export class Authenticator {
     if (!row) throw new UnauthenticatedError('Bearer');
     // A token with any invalid scope is refused outright (seed §4.3 rule 6).
     if (!allScopesValid(row.scopes)) throw new ForbiddenError();
-    const usedAt = row.used_at;
     return {
       accountId: BigInt(row.account_id),
       userId: BigInt(row.user_id),
@@ -135,7 +133,7 @@ export class Authenticator {
         clientScopes: row.client_scopes,
         row: {
           accountId: BigInt(row.account_id), clientId: BigInt(row.client_id), userId: BigInt(row.user_id), tokenPrefix: row.token_prefix,
-          scopes: row.scopes, createdAt: row.created_at, expiresAt: row.expires_at, usedAt,
+          scopes: row.scopes, createdAt: row.created_at, expiresAt: row.expires_at, usedAt: row.used_at,
         },
       },
     };

@@ -5,7 +5,7 @@ import { timingSafeEqual } from 'node:crypto';
 
 const scryptRaw = promisify(scryptCb) as (pw: string, salt: Buffer, len: number, opts: ScryptOptions) => Promise<Buffer>;
 
-// At most one KDF per core but one runs at a time, the rest wait their turn: a burst
+// At most cores − 1 KDFs run at once (at least one), the rest wait their turn: a burst
 // of Basic logins (or of guesses) otherwise fills libuv's four threads with 32 MiB
 // scrypt runs that take the CPU and the caches from every other request, token
 // requests included. A login waits longer in a burst; everything else keeps going.
