@@ -152,7 +152,9 @@ describe('OAuth tokens over GraphQL (API.md §6, §8)', () => {
       for (const who of [agent, endUser]) {
         const own = await insertToken(ctx, who, { scopes: ['read'] });
         const mine = await gql(SHOW, { id: String(own.id) }, bearer(own.token));
-        expect(mine.data.oauthToken).toMatchObject({ id: String(own.id), user: { email: who.email }, client: { name: 'test client' } });
+        // their own token and their own user; its client is for admins only (API.md §3), like oauthClient(id)
+        expect(mine.data.oauthToken).toMatchObject({ id: String(own.id), user: { email: who.email }, client: null });
+        expect(mine.body.errors).toEqual([expect.objectContaining({ path: ['oauthToken', 'client'], extensions: { code: 'FORBIDDEN' } })]);
         expect((await gql(SHOW, { id: String(own.id) }, { authorization: who.basic })).data.oauthToken.id).toBe(String(own.id));
         expect((await gql(SHOW, { id: String(adminsToken.id) }, bearer(own.token))).body).toEqual({ data: { oauthToken: null } });
         expect((await gql(SHOW, { id: String(adminsToken.id) }, { authorization: who.basic })).body).toEqual({ data: { oauthToken: null } });
@@ -293,16 +295,20 @@ describe('OAuth tokens over GraphQL (API.md §6, §8)', () => {
   });
 
   describe('currentOAuthToken and revokeCurrentOAuthToken', () => {
-    it('shows the presented token, with used_at written on first use, its client and its user', async () => {
+    it('shows the presented token, with used_at written on first use, and its user; its client only to admins', async () => {
       const { token, id, clientId: tokenClient } = await insertToken(ctx, agent, { scopes: ['read'] });
       const res = await gql(CURRENT, {}, bearer(token));
-      expect(res.body.errors).toBeUndefined();
+      expect(res.body.errors).toEqual([expect.objectContaining({ path: ['currentOAuthToken', 'client'], extensions: { code: 'FORBIDDEN' } })]);
       const current = res.data.currentOAuthToken;
       expect(current).toMatchObject({
         id: String(id), token: token.slice(0, 10), clientId: String(tokenClient), userId: String(agent.id), scopes: ['read'],
         expiresAt: null, refreshToken: null, url: `https://help.example.com/api/v2/oauth/tokens/${id}.json`,
-        client: { name: 'test client' }, user: { email: agent.email },
+        client: null, user: { email: agent.email },
       });
+      const admins = await insertToken(ctx, admin, { scopes: ['read'] });
+      const asAdmin = await gql(CURRENT, {}, bearer(admins.token));
+      expect(asAdmin.body.errors).toBeUndefined();
+      expect(asAdmin.data.currentOAuthToken).toMatchObject({ client: { name: 'test client' }, user: { email: admin.email } });
       // the answer carries the used_at this very request stored
       const row = await tokenRow(id);
       expect(current.usedAt).toBe((row.used_at as Date).toISOString());
@@ -312,9 +318,10 @@ describe('OAuth tokens over GraphQL (API.md §6, §8)', () => {
     it('is the impersonating token itself (its own user), not the impersonated end user', async () => {
       const { token, id } = await insertToken(ctx, admin, { scopes: ['read', 'impersonate'] });
       const res = await gql(`{ me { id role } ${CURRENT_FIELD} }`, {}, { ...bearer(token), 'x-on-behalf-of': endUser.email });
-      expect(res.body.errors).toBeUndefined();
       expect(res.data.me).toEqual({ id: String(endUser.id), role: 'END_USER' });
-      expect(res.data.currentOAuthToken).toMatchObject({ id: String(id), userId: String(admin.id), user: { email: admin.email } });
+      // the request acts as the end user: the admin's user record and the client are not theirs to read
+      expect(res.data.currentOAuthToken).toMatchObject({ id: String(id), userId: String(admin.id), user: null, client: null });
+      expect(res.body.errors).toEqual([expect.objectContaining({ path: ['currentOAuthToken', 'client'], extensions: { code: 'FORBIDDEN' } })]);
     });
 
     it('revokes the presented token: the very next request with it gets 401 UNAUTHENTICATED', async () => {

@@ -2,23 +2,94 @@ import { ForbiddenError, UnauthenticatedError } from './errors';
 import { clientAllows, scopesGrant, type Access } from './scopes';
 import type { Role, Viewer } from './auth/viewer';
 
-export interface Requirement {
+// The one authorization rule of the service (API.md §3), as data. Every way to
+// reach a record asks it: GraphQL root fields and nested fields (through their
+// @Allow decorator), the REST routes (through the root field their operation
+// runs), and the repositories (through the row scopes below), DataLoaders and
+// counts included.
+
+export interface Rule {
   /** roles allowed; empty = any authenticated user. Admins count as agents. */
   roles: readonly Role[];
-  access: Access;
+  /**
+   * What a token must grant: `read` / `write` (unscoped, and allowed by its
+   * client), or `none` for what a token may always do to itself.
+   */
+  access: Access | 'none';
+}
+
+const rule = (roles: readonly Role[], access: Rule['access']): Rule => ({ roles, access });
+
+/**
+ * Permission → rule. Which rows a permission reaches is the matching row scope
+ * (tokensVisibleTo etc.): e.g. `oauthTokens.read` lets an agent read tokens, and
+ * the scope makes those its own.
+ */
+export const POLICY = {
+  'oauthClients.read': rule(['admin'], 'read'),
+  'oauthClients.write': rule(['admin'], 'write'),
+  /** listing and creating tokens: admins (seed §4.2) */
+  'oauthTokens.list': rule(['admin'], 'read'),
+  'oauthTokens.create': rule(['admin'], 'write'),
+  /** show and revoke by id: anyone, on the tokens their scope reaches */
+  'oauthTokens.read': rule([], 'read'),
+  'oauthTokens.revoke': rule([], 'write'),
+  /** the presented token shows and revokes itself, whatever its scopes */
+  'oauthTokens.current': rule([], 'none'),
+  /** users: anyone reads themselves, admins their account's */
+  'users.read': rule([], 'read'),
+  'callbackRequests.read': rule(['agent'], 'read'),
+  'callbackRequests.create': rule(['agent'], 'write'),
+  /** voice phone numbers and groups */
+  'directory.read': rule(['agent'], 'read'),
+} as const satisfies Record<string, Rule>;
+
+export type Permission = keyof typeof POLICY;
+
+export function isPermission(value: unknown): value is Permission {
+  return typeof value === 'string' && Object.prototype.hasOwnProperty.call(POLICY, value);
 }
 
 function roleAllowed(role: Role, roles: readonly Role[]): boolean {
   return roles.length === 0 || roles.includes(role) || (role === 'admin' && roles.includes('agent'));
 }
 
-/** Role rules of the seed and scope rules of API.md §3, in one place for both APIs. */
-export function authorize(viewer: Viewer | null, requirement: Requirement): Viewer {
+/** Whether the viewer may use a permission: yes, or the error to answer with. */
+export function authorize(viewer: Viewer | null, permission: Permission): Viewer {
   if (!viewer) throw new UnauthenticatedError();
-  if (!roleAllowed(viewer.role, requirement.roles)) throw new ForbiddenError();
+  const { roles, access } = POLICY[permission];
+  if (!roleAllowed(viewer.role, roles)) throw new ForbiddenError();
   const token = viewer.token;
-  if (token && !(scopesGrant(token.scopes, requirement.access) && clientAllows(token.clientScopes, requirement.access))) {
+  if (token && access !== 'none' && !(scopesGrant(token.scopes, access) && clientAllows(token.clientScopes, access))) {
     throw new ForbiddenError();
   }
   return viewer;
+}
+
+// Row scopes: the rows of a table a viewer reaches. Repositories apply them in
+// every statement; an id outside the scope behaves exactly like an id that does
+// not exist (API.md §1).
+
+/** Rows of the viewer's account. */
+export interface AccountScope {
+  accountId: bigint;
+}
+
+/** Rows of the viewer's account, and of one user when `userId` is set. */
+export interface OwnerScope extends AccountScope {
+  userId?: bigint;
+}
+
+export function accountScope(viewer: Viewer): AccountScope {
+  return { accountId: viewer.accountId };
+}
+
+/** Tokens: the account's for admins, their own for everyone else. */
+export function tokensVisibleTo(viewer: Viewer): OwnerScope {
+  return viewer.role === 'admin' ? { accountId: viewer.accountId } : { accountId: viewer.accountId, userId: viewer.userId };
+}
+
+/** Users: the account's for admins, themselves for everyone else. */
+export function usersVisibleTo(viewer: Viewer): { accountId: bigint; id?: bigint } {
+  return viewer.role === 'admin' ? { accountId: viewer.accountId } : { accountId: viewer.accountId, id: viewer.userId };
 }

@@ -57,6 +57,44 @@ export function clampSize(raw: number | undefined | null, fallback = MAX_PAGE_SI
   return Math.min(raw, MAX_PAGE_SIZE);
 }
 
+/** The page arguments a connection may take (Relay's, and offset ones for REST compatibility). */
+export interface PageArgs {
+  first?: number | null;
+  after?: string | null;
+  last?: number | null;
+  before?: string | null;
+  page?: number | null;
+  perPage?: number | null;
+}
+
+export type PageRequest =
+  | { mode: 'offset'; page: number; perPage: number }
+  | { mode: 'keyset'; size: number; backward: boolean; after?: string; before?: string };
+
+/**
+ * How a connection's arguments choose its page: offset when `page` or `perPage`
+ * is given, else keyset (backward when `before` is given, or `last` without
+ * `first`). The resolvers page by it, and the GraphQL cost estimate sizes the
+ * connection by it (pageSize), so that the two cannot disagree.
+ */
+export function pageRequest(args: PageArgs, defaultSize = MAX_PAGE_SIZE): PageRequest {
+  if (args.page != null || args.perPage != null) return { mode: 'offset', page: args.page ?? 1, perPage: clampSize(args.perPage, defaultSize) };
+  if (args.after && args.before) throw new BadRequestError('Use either after or before, not both');
+  const backward = args.before != null || (args.last != null && args.first == null);
+  return {
+    mode: 'keyset',
+    size: clampSize(backward ? args.last : args.first, defaultSize),
+    backward,
+    after: args.after ?? undefined,
+    before: args.before ?? undefined,
+  };
+}
+
+/** The number of records a page request can return. */
+export function pageSize(request: PageRequest): number {
+  return request.mode === 'offset' ? request.perPage : request.size;
+}
+
 export function checkOffsetPage(page: OffsetPage): void {
   if (!Number.isInteger(page.page) || page.page < 1) throw new BadRequestError('page must be a positive integer');
   if (page.page * page.perPage > MAX_OFFSET_RECORDS) {

@@ -6,6 +6,9 @@ import { OAuthClientService } from './oauth-clients/oauth-client.service';
 import { CallbackRequestService } from './callback-requests/callback-request.service';
 import { OAuthTokenService } from './oauth-tokens/oauth-token.service';
 import { CursorCodec } from './pagination';
+import { OAuthTokenRepository } from './oauth-tokens/oauth-token.repository';
+import { OAuthClientRepository } from './oauth-clients/oauth-client.repository';
+import { CallbackRequestRepository } from './callback-requests/callback-request.repository';
 
 export interface ServiceOptions {
   db: Db;
@@ -16,14 +19,15 @@ export interface ServiceOptions {
 /** Every domain service, built once per app over one database. */
 export function createServices(options: ServiceOptions) {
   const { db, hashKey, limits } = options;
+  const tokens = new OAuthTokenRepository(db);
   return {
     db,
     limits,
     authenticator: new Authenticator({ db, hashKey, limits }),
     directory: new DirectoryService(db.prisma),
-    oauthClients: new OAuthClientService(db.prisma, hashKey),
-    callbackRequests: new CallbackRequestService(db.prisma, db, limits),
-    oauthTokens: new OAuthTokenService(db.prisma, hashKey, db.sql),
+    oauthClients: new OAuthClientService(new OAuthClientRepository(db), tokens, hashKey),
+    callbackRequests: new CallbackRequestService(new CallbackRequestRepository(db), limits),
+    oauthTokens: new OAuthTokenService(tokens, hashKey),
     cursors: new CursorCodec(hashKey),
   };
 }

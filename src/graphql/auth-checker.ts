@@ -1,14 +1,30 @@
-import type { AuthChecker } from 'type-graphql';
-import { authorize } from '../domain/authorization';
-import type { Role } from '../domain/auth/viewer';
+import { Authorized, Extensions, type AuthChecker } from 'type-graphql';
+import { authorize, isPermission, type Permission } from '../domain/authorization';
 import type { GraphQLContext } from './context';
 
 /**
- * @Authorized('admin') etc.: the roles come from the decorator, the access from
- * the operation (query = read, mutation = write). Throws the domain error itself
- * so that the code reaches the client unchanged.
+ * `@Allow('oauthClients.read')` on a root field or on a field that returns
+ * records: type-graphql runs the auth checker with that permission before the
+ * resolver, and the permission is kept in the field's extensions, where the REST
+ * adapter (pre-authorization) and the tests read it.
  */
-export const authChecker: AuthChecker<GraphQLContext, Role> = ({ context, info }, roles) => {
-  authorize(context.viewer, { roles, access: info.operation.operation === 'query' ? 'read' : 'write' });
+export function Allow(permission: Permission): PropertyDecorator & MethodDecorator {
+  const authorized = Authorized<Permission>(permission);
+  const extensions = Extensions({ permission });
+  return ((target: object, key: string | symbol, descriptor?: PropertyDescriptor) => {
+    authorized(target, key, descriptor as never);
+    extensions(target, key, descriptor as never);
+  }) as PropertyDecorator & MethodDecorator;
+}
+
+/**
+ * Asks the policy (domain/authorization.ts). Throws the domain error itself so
+ * that its code reaches the client unchanged.
+ */
+export const authChecker: AuthChecker<GraphQLContext, Permission> = ({ context }, permissions) => {
+  for (const permission of permissions) {
+    if (!isPermission(permission)) throw new Error(`unknown permission ${String(permission)}`);
+    authorize(context.viewer, permission);
+  }
   return true;
 };

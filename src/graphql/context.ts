@@ -1,6 +1,7 @@
 import type { Services } from '../domain/services';
 import type { Viewer } from '../domain/auth/viewer';
 import type { Loaders } from './loaders';
+import type { ObjectCount } from './limits';
 
 export interface GraphQLContext {
   viewer: Viewer | null;
@@ -9,4 +10,6 @@ export interface GraphQLContext {
   baseUrl: string;
   /** per-request DataLoaders; null without a viewer */
   loaders: Loaders | null;
+  /** objects resolved so far (graphql/limits.ts limitResolvedObjects), set on first use */
+  objects?: ObjectCount;
 }

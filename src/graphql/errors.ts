@@ -80,9 +80,15 @@ export const responseHead: ApolloServerPlugin = {
   },
 };
 const responseHeadListener: GraphQLRequestListener<BaseContext> = {
-  async willSendResponse({ response }) {
+  async willSendResponse({ response, contextValue }) {
     if (!response.http.headers.has('cache-control')) response.http.headers.set('cache-control', 'no-store');
     if (response.body.kind !== 'single') return;
+    if ((contextValue as { objects?: { exceeded: boolean } }).objects?.exceeded) {
+      // stopped while running (graphql/limits.ts): the partial answer is dropped, as if refused before
+      response.http.status = 400;
+      response.body.singleResult.data = null;
+      return;
+    }
     const errors = response.body.singleResult.errors;
     if (errors?.some((e) => e.extensions?.code === 'SERVICE_UNAVAILABLE')) {
       response.http.status = 503;

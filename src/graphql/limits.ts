@@ -2,11 +2,12 @@ import type { ApolloServerPlugin, BaseContext, GraphQLRequestListener } from '@a
 import { ApolloArmor } from '@escape.tech/graphql-armor';
 import type { GraphQLArmorRejectCallback } from '@escape.tech/graphql-armor-types';
 import {
-  getNamedType, getNullableType, GraphQLError, isCompositeType, isListType,
+  defaultFieldResolver, getNamedType, getNullableType, GraphQLError, isCompositeType, isListType, isObjectType,
   type DocumentNode, type GraphQLOutputType, type GraphQLSchema, type ParseOptions, type ValidationRule,
 } from 'graphql';
 import { getComplexity, type ComplexityEstimator } from 'graphql-query-complexity';
 import { BadRequestError } from '../domain/errors';
+import { pageRequest, pageSize, type PageArgs } from '../domain/pagination';
 import { contextError } from './errors';
 
 /**
@@ -26,8 +27,9 @@ import { contextError } from './errors';
  * the depth limit at a tiny cost while it could return 100⁴ objects.
  *
  * Cost model (complexityEstimator below): each field costs 1; a connection field
- * multiplies its selection by its page size (`first`/`last` with variables
- * resolved, clamped to 100 like the resolvers, 100 when absent); any other list of
+ * multiplies its selection by its page size, computed from its arguments (variables
+ * resolved) by the very function its resolver pages with (domain/pagination.ts
+ * pageRequest: offset `perPage`, keyset `first` or `last`); any other list of
  * objects by 100, the largest page any list field returns. The budget is then
  * roughly "fields in the worst-case answer"; 120 000 is about ten thousand objects
  * of a dozen fields. Measured:
@@ -82,6 +84,17 @@ export function graphqlLimits(): GraphQLLimits {
   return { plugins: [...plugins, complexityLimit()], validationRules, parseOptions: { maxTokens: GRAPHQL_LIMITS.maxTokens } };
 }
 
+const PAGE_ARGS = new Set(['first', 'last', 'page', 'perPage']);
+
+/** Records a connection can return for these arguments; arguments its resolver refuses return none, counted as a full page. */
+function connectionSize(args: Record<string, unknown>): number {
+  try {
+    return pageSize(pageRequest(args as PageArgs));
+  } catch {
+    return GRAPHQL_LIMITS.listSize;
+  }
+}
+
 function listOfObjects(type: GraphQLOutputType): boolean {
   const inner = getNullableType(type);
   return isListType(inner) && isCompositeType(getNamedType(inner));
@@ -90,11 +103,7 @@ function listOfObjects(type: GraphQLOutputType): boolean {
 /** Worst-case size of the answer, field by field (see the cost model above). */
 const complexityEstimator: ComplexityEstimator = ({ type, field, args, childComplexity }) => {
   const { listSize } = GRAPHQL_LIMITS;
-  if (field.args.some((a) => a.name === 'first' || a.name === 'last')) {
-    const asked = Number(args.first ?? args.last ?? listSize);
-    const page = Number.isFinite(asked) ? Math.min(Math.max(Math.trunc(asked), 1), listSize) : listSize;
-    return 1 + page * childComplexity;
-  }
+  if (field.args.some((a) => PAGE_ARGS.has(a.name))) return 1 + connectionSize(args) * childComplexity;
   // A connection's edges are the page already counted on the connection field.
   if (type.name.endsWith('Connection') && field.name === 'edges') return 1 + childComplexity;
   return 1 + (listOfObjects(field.type) ? listSize : 1) * childComplexity;
@@ -148,4 +157,50 @@ function complexityLimit(): ApolloServerPlugin {
       return listener;
     },
   };
+}
+
+/** Objects (records, connections, edges, list items) an operation resolved so far; kept in its context. */
+export interface ObjectCount {
+  count: number;
+  exceeded: boolean;
+}
+
+export class CostLimitExceededError extends BadRequestError {
+  constructor() {
+    super(`Query cost limit of ${GRAPHQL_LIMITS.maxCost} exceeded while running; ask for fewer or smaller pages`);
+  }
+}
+
+function spend(counter: ObjectCount, value: unknown): unknown {
+  counter.count += Array.isArray(value) ? value.length : value === null || value === undefined ? 0 : 1;
+  if (counter.count > GRAPHQL_LIMITS.maxCost) {
+    counter.exceeded = true;
+    throw new CostLimitExceededError();
+  }
+  return value;
+}
+
+/**
+ * Defence in depth behind the cost estimate: every field that returns objects
+ * counts what it returned in the operation's context, and once the operation has
+ * resolved more objects than the cost budget (each object costs at least 1 in the
+ * estimate, so an operation whose estimate is right never gets there) every
+ * further object field fails at once with the cost-limit error, and the answer
+ * carries no data (responseHead: HTTP 400). Wraps the schema's resolvers once, at
+ * start-up; scalar fields are not touched.
+ */
+export function limitResolvedObjects(schema: GraphQLSchema): void {
+  for (const type of Object.values(schema.getTypeMap())) {
+    if (!isObjectType(type) || type.name.startsWith('__')) continue;
+    for (const field of Object.values(type.getFields())) {
+      if (!isCompositeType(getNamedType(field.type))) continue;
+      const resolve = field.resolve ?? defaultFieldResolver;
+      field.resolve = (source, args, context: { objects?: ObjectCount }, info) => {
+        const counter = (context.objects ??= { count: 0, exceeded: false });
+        if (counter.exceeded) throw new CostLimitExceededError();
+        const result = resolve(source, args, context, info);
+        return result instanceof Promise ? result.then((value) => spend(counter, value)) : spend(counter, result);
+      };
+    }
+  }
 }

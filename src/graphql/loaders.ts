@@ -1,8 +1,10 @@
 import DataLoader from 'dataloader';
 import type { Services } from '../domain/services';
+import type { Viewer } from '../domain/auth/viewer';
 import type { OAuthClientRecord } from '../domain/oauth-clients/oauth-client.service';
 import type { OAuthTokenRecord } from '../domain/oauth-tokens/oauth-token.service';
 import type { UserRecord } from '../domain/directory/directory.service';
+import { usersVisibleTo } from '../domain/authorization';
 
 export const CLIENT_TOKENS_LIMIT = 100;
 
@@ -11,25 +13,33 @@ function byId<T extends { id: bigint }>(ids: readonly bigint[], rows: T[]): (T |
   return ids.map((id) => map.get(id) ?? null);
 }
 
-/** Per-request batching of related objects (no N+1), always within one account. Created lazily. */
+/**
+ * Per-request batching of related objects (no N+1). Each loader reads through
+ * the service with the viewer, so the policy's row scope applies as it does to
+ * the root fields: a record the viewer may not see loads as null. Created lazily.
+ */
 export class Loaders {
   private clients?: DataLoader<bigint, OAuthClientRecord | null>;
   private users?: DataLoader<bigint, UserRecord | null>;
   private tokens?: DataLoader<bigint, OAuthTokenRecord[]>;
 
-  constructor(private readonly services: Services, private readonly accountId: bigint) {}
+  constructor(private readonly services: Services, private readonly viewer: Viewer) {}
 
   get clientById() {
-    return (this.clients ??= new DataLoader(async (ids) => byId(ids, await this.services.oauthClients.findMany(this.accountId, ids))));
+    return (this.clients ??= new DataLoader(async (ids) => byId(ids, await this.services.oauthClients.findMany(this.viewer, ids))));
   }
 
   get userById() {
-    return (this.users ??= new DataLoader(async (ids) => byId(ids, await this.services.directory.findUsers(this.accountId, ids))));
+    return (this.users ??= new DataLoader(async (ids) => {
+      const scope = usersVisibleTo(this.viewer);
+      const visible = scope.id === undefined ? ids : ids.filter((id) => id === scope.id);
+      return byId(ids, visible.length ? await this.services.directory.findUsers(scope.accountId, visible) : []);
+    }));
   }
 
   get tokensByClientId() {
     return (this.tokens ??= new DataLoader(async (ids) => {
-      const rows = await this.services.oauthTokens.firstByClients(this.accountId, ids, CLIENT_TOKENS_LIMIT);
+      const rows = await this.services.oauthTokens.firstByClients(this.viewer, ids, CLIENT_TOKENS_LIMIT);
       return ids.map((id) => rows.filter((r) => r.clientId === id));
     }));
   }

@@ -2,6 +2,7 @@ import 'reflect-metadata';
 import { buildSchemaSync } from 'type-graphql';
 import type { GraphQLSchema } from 'graphql';
 import { authChecker } from './auth-checker';
+import { limitResolvedObjects } from './limits';
 import { DirectoryResolver } from './resolvers/directory.resolver';
 import { OAuthClientResolver } from './resolvers/oauth-client.resolver';
 import { CallbackRequestResolver } from './resolvers/callback-request.resolver';
@@ -13,11 +14,14 @@ let schema: GraphQLSchema | undefined;
 
 /** The one schema, built from the resolver classes (type-graphql metadata is process-wide). */
 export function buildGraphQLSchema(): GraphQLSchema {
-  schema ??= buildSchemaSync({
-    resolvers,
-    authChecker,
-    authMode: 'error',
-    validate: false,
-  });
+  if (!schema) {
+    schema = buildSchemaSync({
+      resolvers,
+      authChecker,
+      authMode: 'error',
+      validate: false,
+    });
+    limitResolvedObjects(schema);
+  }
   return schema;
 }

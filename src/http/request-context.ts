@@ -22,7 +22,7 @@ export function createContextBuilder(services: Services, publicUrl: string | und
       viewer,
       services,
       baseUrl: publicUrl ?? `${request.protocol}://${request.host}`,
-      loaders: viewer ? new Loaders(services, viewer.accountId) : null,
+      loaders: viewer ? new Loaders(services, viewer) : null,
     };
   };
 }

@@ -1,9 +1,8 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { execute, validate, type GraphQLSchema } from 'graphql';
+import { execute, Kind, validate, type DocumentNode, type GraphQLSchema } from 'graphql';
 import type { TypedDocumentNode } from '@graphql-typed-document-node/core';
 import { BadRequestError, DomainError } from '../domain/errors';
-import { authorize } from '../domain/authorization';
-import type { Role } from '../domain/auth/viewer';
+import { authorize, isPermission, type Permission } from '../domain/authorization';
 import type { ContextBuilder } from '../http/request-context';
 import { envelopeFor, internalError, notFound, type ErrorResponse } from '../http/error-envelope';
 
@@ -33,12 +32,6 @@ export interface RestRoute<TData = unknown, TVariables = Record<string, unknown>
   /** paths under /api/v2, without the .json suffix (added automatically) */
   paths: string[];
   document: TypedDocumentNode<TData, TVariables>;
-  /**
-   * Roles of the operation, for routes whose variables() checks body types: the
-   * caller is authorized first, so a stranger gets 401/403, never a 422 that
-   * reveals the validation rules. (The resolvers check again, with the same code.)
-   */
-  roles?: Role[];
   variables: (req: RestRequest) => TVariables;
   respond: (data: TData, req: RestRequest) => RestResult;
 }
@@ -50,9 +43,28 @@ export interface RestRoute<TData = unknown, TVariables = Record<string, unknown>
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- existential type, each element typed by defineRoute
 export type AnyRestRoute = RestRoute<any, any>;
 
+/** Headers of an answer that carries a secret or a full token: no cache may keep it. */
+export const SHOWS_SECRET = { 'cache-control': 'no-store', pragma: 'no-cache' } as const;
+
 /** Type helper: infers TData/TVariables from the document. */
 export function defineRoute<TData, TVariables>(route: RestRoute<TData, TVariables>): RestRoute<TData, TVariables> {
   return route;
+}
+
+/**
+ * The permission of the operation's root field (its @Allow, kept in the field's
+ * extensions): the REST route authorizes with it before reading the body, so a
+ * stranger gets 401/403, never a 422 that reveals the validation rules. The
+ * resolvers check again, with the same policy.
+ */
+function rootPermission(schema: GraphQLSchema, document: DocumentNode): Permission {
+  const operation = document.definitions.find((d) => d.kind === Kind.OPERATION_DEFINITION);
+  const root = operation && (operation.operation === 'mutation' ? schema.getMutationType() : schema.getQueryType());
+  const selection = operation?.selectionSet.selections[0];
+  const field = root && selection?.kind === Kind.FIELD ? root.getFields()[selection.name.value] : undefined;
+  const permission = field?.extensions?.permission;
+  if (!isPermission(permission)) throw new Error(`REST operation ${operation?.name?.value ?? '?'}: its root field declares no permission (@Allow)`);
+  return permission;
 }
 
 function send(reply: FastifyReply, r: ErrorResponse | RestResult) {
@@ -76,6 +88,7 @@ export function registerRestRoutes(
     // Parsed by the loader, validated here once at start-up: never per request.
     const errors = validate(schema, route.document);
     if (errors.length) throw new Error(`REST operation for ${route.method} ${route.paths[0]} is invalid: ${errors.map((e) => e.message).join('; ')}`);
+    const permission = rootPermission(schema, route.document);
 
     const handler = async (request: FastifyRequest, reply: FastifyReply) => {
       const params = { ...(request.params as Record<string, string>) };
@@ -85,7 +98,7 @@ export function registerRestRoutes(
         throw new BadRequestError('The request body must be a JSON object');
       }
       const context = await buildContext(request);
-      if (route.roles) authorize(context.viewer, { roles: route.roles, access: route.method === 'GET' ? 'read' : 'write' });
+      authorize(context.viewer, permission);
       const rest: RestRequest = { params, query: request.query as Record<string, unknown>, body: raw as Record<string, unknown> | undefined, baseUrl: context.baseUrl, url: request.url };
       const result = await execute({ schema, document: route.document, variableValues: route.variables(rest) as Record<string, unknown>, contextValue: context });
       if (result.errors?.length) {

@@ -14,7 +14,6 @@ export const callbackRequestRoutes: AnyRestRoute[] = [
     method: 'POST',
     paths: ['/channels/voice/callback_requests'],
     document: RestCreateCallbackRequestDocument,
-    roles: ['agent'],
     variables: (req) => ({ input: pickFields(unwrap(req.body, 'callback_request'), CALLBACK_REQUEST_FIELDS) }),
     respond: (data) => {
       const budget = data.createCallbackRequest.rateLimit;

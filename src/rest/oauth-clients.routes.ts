@@ -8,7 +8,7 @@ import {
   type RestOAuthClientFragment,
 } from '../generated/graphql';
 import { MUST_BE, NotFoundError } from '../domain/errors';
-import { defineRoute, type AnyRestRoute } from './adapter';
+import { defineRoute, SHOWS_SECRET, type AnyRestRoute } from './adapter';
 import { isoSeconds, pickFields, unwrap } from './body';
 
 /** Zendesk's OAuth client JSON (API.md §5). */
@@ -64,19 +64,17 @@ export const oauthClientRoutes: AnyRestRoute[] = [
     method: 'POST',
     paths: ['/oauth/clients'],
     document: RestCreateOAuthClientDocument,
-    roles: ['admin'],
     variables: (req) => ({ input: clientInput(req.body) }),
     respond: (data, req) => ({
       status: 201,
       body: serializeOAuthClient(data.createOAuthClient),
-      headers: { location: `${req.baseUrl}/api/v2/oauth/clients/${data.createOAuthClient.id}.json` },
+      headers: { location: `${req.baseUrl}/api/v2/oauth/clients/${data.createOAuthClient.id}.json`, ...SHOWS_SECRET },
     }),
   }),
   defineRoute({
     method: 'PUT',
     paths: ['/oauth/clients/:id'],
     document: RestUpdateOAuthClientDocument,
-    roles: ['admin'],
     variables: (req) => ({ id: req.params.id, input: clientInput(req.body) }),
     respond: (data) => ({ status: 200, body: serializeOAuthClient(data.updateOAuthClient) }),
   }),
@@ -92,6 +90,6 @@ export const oauthClientRoutes: AnyRestRoute[] = [
     paths: ['/oauth/clients/:id', '/oauth/clients/:id/client_secret'],
     document: RestGenerateOAuthClientSecretDocument,
     variables: (req) => ({ id: req.params.id }),
-    respond: (data) => ({ status: 200, body: { client_secret: data.generateOAuthClientSecret.clientSecret } }),
+    respond: (data) => ({ status: 200, body: { client_secret: data.generateOAuthClientSecret.clientSecret }, headers: SHOWS_SECRET }),
   }),
 ];

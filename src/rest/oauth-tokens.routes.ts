@@ -8,7 +8,7 @@ import {
   type RestOAuthTokenFragment,
 } from '../generated/graphql';
 import { BadRequestError, MUST_BE, NotFoundError, ValidationError } from '../domain/errors';
-import { defineRoute, type RestRequest, type AnyRestRoute } from './adapter';
+import { defineRoute, SHOWS_SECRET, type RestRequest, type AnyRestRoute } from './adapter';
 import { isoSeconds, unwrap } from './body';
 import { intParam, linkTo, queryParam } from './query';
 
@@ -106,7 +106,6 @@ export const oauthTokenRoutes: AnyRestRoute[] = [
     method: 'POST',
     paths: ['/oauth/tokens'],
     document: RestCreateOAuthTokenDocument,
-    roles: ['admin'],
     variables: (req) => {
       const body = unwrap(req.body, 'token');
       // The body's client_id wins; the query parameter is the fallback (seed §4.2).
@@ -124,7 +123,7 @@ export const oauthTokenRoutes: AnyRestRoute[] = [
     respond: (data, req) => ({
       status: 201,
       body: { token: serializeOAuthToken(data.createOAuthToken) },
-      headers: { location: `${req.baseUrl}/api/v2/oauth/tokens/${data.createOAuthToken.id}.json` },
+      headers: { location: `${req.baseUrl}/api/v2/oauth/tokens/${data.createOAuthToken.id}.json`, ...SHOWS_SECRET },
     }),
   }),
   defineRoute({

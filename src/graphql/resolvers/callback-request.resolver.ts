@@ -1,5 +1,6 @@
-import { Arg, Args, Authorized, Ctx, Mutation, Query, Resolver } from 'type-graphql';
-import { clampSize } from '../../domain/pagination';
+import { Arg, Args, Ctx, Mutation, Query, Resolver } from 'type-graphql';
+import { Allow } from '../auth-checker';
+import { pageRequest, pageSize } from '../../domain/pagination';
 import type { GraphQLContext } from '../context';
 import {
   CallbackRequest,
@@ -11,7 +12,7 @@ import {
 /** Agents and admins (seed §4.4). */
 @Resolver(() => CallbackRequest)
 export class CallbackRequestResolver {
-  @Authorized('agent')
+  @Allow('callbackRequests.create')
   @Mutation(() => CallbackRequest, { description: 'Queues a callback; counts against the account limit of 30 per rolling 10 minutes' })
   async createCallbackRequest(
     @Arg('input', () => CallbackRequestInput) input: CallbackRequestInput,
@@ -20,10 +21,10 @@ export class CallbackRequestResolver {
     return CallbackRequest.from(await services.callbackRequests.create(viewer!, input));
   }
 
-  @Authorized('agent')
+  @Allow('callbackRequests.read')
   @Query(() => CallbackRequestConnection, { description: 'Callback requests of the account, id ascending, for dashboards' })
   async callbackRequests(@Args(() => CallbackRequestsArgs) args: CallbackRequestsArgs, @Ctx() { viewer, services }: GraphQLContext): Promise<CallbackRequestConnection> {
-    const size = clampSize(args.first, 50);
+    const size = pageSize(pageRequest(args, 50));
     const after = args.after ? services.cursors.decode(args.after) : undefined;
     const page = await services.callbackRequests.list(viewer!, { phoneNumberId: args.phoneNumberId, status: args.status, size, after });
     const edges = page.records.map((r) => ({ cursor: services.cursors.encode(r.id), node: CallbackRequest.from(r) }));

@@ -1,11 +1,12 @@
-import { Authorized, Ctx, Query, Resolver } from 'type-graphql';
+import { Ctx, Query, Resolver } from 'type-graphql';
+import { Allow } from '../auth-checker';
 import { NotFoundError } from '../../domain/errors';
 import type { GraphQLContext } from '../context';
 import { Account, Group, Me, PhoneNumber, User } from '../types/directory.types';
 
 @Resolver()
 export class DirectoryResolver {
-  @Authorized()
+  @Allow('users.read')
   @Query(() => Me, { description: 'The authenticated user (or the impersonated end user)' })
   async me(@Ctx() { viewer, services }: GraphQLContext): Promise<Me> {
     const v = viewer!;
@@ -17,13 +18,13 @@ export class DirectoryResolver {
     return Object.assign(new Me(), User.from(user), { account: Account.from(account), authenticatedVia: v.via });
   }
 
-  @Authorized('agent')
+  @Allow('directory.read')
   @Query(() => [PhoneNumber], { description: 'Voice phone numbers of the account (agents and admins)' })
   async phoneNumbers(@Ctx() { viewer, services }: GraphQLContext): Promise<PhoneNumber[]> {
     return (await services.directory.listPhoneNumbers(viewer!.accountId)).map(PhoneNumber.from);
   }
 
-  @Authorized('agent')
+  @Allow('directory.read')
   @Query(() => [Group], { description: 'Groups of the account (agents and admins)' })
   async groups(@Ctx() { viewer, services }: GraphQLContext): Promise<Group[]> {
     return (await services.directory.listGroups(viewer!.accountId)).map(Group.from);

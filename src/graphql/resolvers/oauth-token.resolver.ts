@@ -1,15 +1,17 @@
-import { Arg, Args, Authorized, Ctx, FieldResolver, ID, Int, Mutation, Query, Resolver, Root } from 'type-graphql';
-import { BadRequestError, UnauthenticatedError } from '../../domain/errors';
-import { clampSize, type KeysetPage } from '../../domain/pagination';
+import { Arg, Args, Ctx, FieldResolver, ID, Int, Mutation, Query, Resolver, Root } from 'type-graphql';
+import { pageRequest } from '../../domain/pagination';
+import { parseId } from '../../domain/ids';
+import { Allow } from '../auth-checker';
 import type { GraphQLContext } from '../context';
 import { User } from '../types/directory.types';
 import { OAuthClient } from '../types/oauth-client.types';
 import { CreateOAuthTokenInput, OAuthToken, OAuthTokenConnection, OAuthTokensArgs } from '../types/oauth-token.types';
-import { parseId } from '../../domain/ids';
+
+const MAX_ID = 9223372036854775807n;
 
 @Resolver(() => OAuthToken)
 export class OAuthTokenResolver {
-  @Authorized('admin')
+  @Allow('oauthTokens.list')
   @Query(() => OAuthTokenConnection, { description: 'Tokens of the account (admins), cursor (first/after, last/before) or offset (page/perPage)' })
   async oauthTokens(@Args() args: OAuthTokensArgs, @Ctx() { viewer, services, baseUrl }: GraphQLContext): Promise<OAuthTokenConnection> {
     const tokens = services.oauthTokens;
@@ -22,55 +24,54 @@ export class OAuthTokenResolver {
         count,
       });
     };
-    if (args.page != null || args.perPage != null) {
-      const page = { page: args.page ?? 1, perPage: clampSize(args.perPage) };
-      const [items, total] = await Promise.all([tokens.listOffset(viewer!, args.clientId, page), count()]);
-      return Object.assign(connection(items, page.page * page.perPage < total, page.page > 1), { count: async () => total });
+    const request = pageRequest(args);
+    if (request.mode === 'offset') {
+      const [items, total] = await Promise.all([tokens.listOffset(viewer!, args.clientId, request), count()]);
+      return Object.assign(connection(items, request.page * request.perPage < total, request.page > 1), { count: async () => total });
     }
-    if (args.after && args.before) throw new BadRequestError('Use either after or before, not both');
-    const backward = args.before != null || (args.last != null && args.first == null);
-    const keyset: KeysetPage = { size: clampSize(backward ? args.last : args.first) };
-    if (args.after) keyset.after = services.cursors.decode(args.after);
-    if (args.before) keyset.before = services.cursors.decode(args.before);
-    else if (backward) keyset.before = 9223372036854775807n; // last N from the end
-    const page = await tokens.listKeyset(viewer!, args.clientId, keyset);
-    return connection(page.items, page.hasNextPage && !(backward && !args.before), page.hasPreviousPage);
+    const after = request.after === undefined ? undefined : services.cursors.decode(request.after);
+    // backward without `before`: the last N from the end
+    const before = request.before !== undefined ? services.cursors.decode(request.before) : request.backward ? MAX_ID : undefined;
+    const page = await tokens.listKeyset(viewer!, args.clientId, { size: request.size, after, before });
+    return connection(page.items, page.hasNextPage && !(request.backward && request.before === undefined), page.hasPreviousPage);
   }
 
-  @Authorized()
+  @Allow('oauthTokens.read')
   @Query(() => OAuthToken, { nullable: true, description: 'Admins: any token of the account; others: their own' })
   async oauthToken(@Arg('id', () => ID) id: string, @Ctx() { viewer, services, baseUrl }: GraphQLContext): Promise<OAuthToken | null> {
     const found = await services.oauthTokens.find(viewer!, id);
     return found && OAuthToken.from(found, baseUrl);
   }
 
-  // A token may always show and revoke itself, whatever its scopes: no @Authorized.
+  // A token may always show and revoke itself, whatever its scopes.
+  @Allow('oauthTokens.current')
   @Query(() => OAuthToken, { description: 'The token presented in Authorization: Bearer' })
   async currentOAuthToken(@Ctx() { viewer, services, baseUrl }: GraphQLContext): Promise<OAuthToken> {
-    if (!viewer) throw new UnauthenticatedError();
-    return OAuthToken.from(await services.oauthTokens.findCurrent(viewer), baseUrl);
+    return OAuthToken.from(await services.oauthTokens.findCurrent(viewer!), baseUrl);
   }
 
-  @Authorized('admin')
+  @Allow('oauthTokens.create')
   @Mutation(() => OAuthToken, { description: 'Returns the full token, this once. It belongs to the calling admin.' })
   async createOAuthToken(@Arg('input', () => CreateOAuthTokenInput) input: CreateOAuthTokenInput, @Ctx() { viewer, services, baseUrl }: GraphQLContext): Promise<OAuthToken> {
     return OAuthToken.from(await services.oauthTokens.create(viewer!, input), baseUrl);
   }
 
-  @Authorized()
+  @Allow('oauthTokens.revoke')
   @Mutation(() => Boolean)
   async revokeOAuthToken(@Arg('id', () => ID) id: string, @Ctx() { viewer, services }: GraphQLContext): Promise<boolean> {
     await services.oauthTokens.revoke(viewer!, id);
     return true;
   }
 
+  @Allow('oauthTokens.current')
   @Mutation(() => Boolean, { description: 'Revokes the token presented in Authorization: Bearer' })
   async revokeCurrentOAuthToken(@Ctx() { viewer, services }: GraphQLContext): Promise<boolean> {
-    if (!viewer) throw new UnauthenticatedError();
-    await services.oauthTokens.revokeCurrent(viewer);
+    await services.oauthTokens.revokeCurrent(viewer!);
     return true;
   }
 
+  /** The client of a token: what oauthClient(id) would show the viewer (admins with read). */
+  @Allow('oauthClients.read')
   @FieldResolver(() => OAuthClient, { nullable: true })
   async client(@Root() token: OAuthToken, @Ctx() { loaders }: GraphQLContext): Promise<OAuthClient | null> {
     const id = parseId(token.clientId);
@@ -78,6 +79,8 @@ export class OAuthTokenResolver {
     return found && OAuthClient.from(found);
   }
 
+  /** The user of a token: themselves for anyone with read, any user of the account for admins with read; else null. */
+  @Allow('users.read')
   @FieldResolver(() => User, { nullable: true })
   async user(@Root() token: OAuthToken, @Ctx() { loaders }: GraphQLContext): Promise<User | null> {
     const found = await loaders!.userById.load(BigInt(token.userId));
@@ -95,6 +98,8 @@ export class OAuthTokenConnectionResolver {
 
 @Resolver(() => OAuthClient)
 export class OAuthClientTokensResolver {
+  /** What oauthTokens(clientId) would list for the viewer (admins with read). */
+  @Allow('oauthTokens.list')
   @FieldResolver(() => [OAuthToken], { description: 'Live tokens of the client (first 100, id ascending)' })
   async tokens(@Root() client: OAuthClient, @Ctx() { loaders, baseUrl }: GraphQLContext): Promise<OAuthToken[]> {
     return (await loaders!.tokensByClientId.load(BigInt(client.id))).map((r) => OAuthToken.from(r, baseUrl));

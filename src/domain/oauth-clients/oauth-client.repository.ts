@@ -1,0 +1,146 @@
+import type { Db } from '../../db/create-db';
+import type { AccountScope } from '../authorization';
+import type { ValidOAuthClientFields } from './oauth-client.validation';
+
+// The only module that reads or writes oauth_clients. Every statement is
+// scoped to the account (the policy's row scope, domain/authorization.ts), but
+// the grant-endpoint lookup by identifier, which comes before any account is
+// known; every record goes through toRecord(), the one row mapper.
+
+export interface OAuthClientRecord {
+  id: bigint;
+  accountId: bigint;
+  name: string;
+  company: string | null;
+  identifier: string;
+  /** the full secret right after create/regenerate, else its first 10 characters + "..." */
+  clientSecret: string;
+  clientType: 'public' | 'confidential';
+  scopes: string;
+  redirectUris: string[];
+  agentId: bigint | null;
+  createdAt: Date;
+  updatedAt: Date | null;
+}
+
+export const SECRET_PREFIX_LENGTH = 10;
+
+export function truncateSecret(prefix: string): string {
+  return `${prefix}...`;
+}
+
+type Int8 = string | number | bigint;
+interface SqlRow {
+  id: Int8; account_id: Int8; name: string; company: string | null; identifier: string; secret_prefix: string;
+  client_type: 'public' | 'confidential'; scopes: string; redirect_uris: string[]; agent_id: Int8 | null;
+  created_at: Date; updated_at: Date | null;
+}
+const COLUMNS =
+  'c.id, c.account_id, c.name, c.company, c.identifier, c.secret_prefix, c.client_type::text AS client_type, c.scopes, c.redirect_uris, c.agent_id, c.created_at, c.updated_at';
+
+function toRecord(r: SqlRow, fullSecret?: string): OAuthClientRecord {
+  return {
+    id: BigInt(r.id), accountId: BigInt(r.account_id), name: r.name, company: r.company, identifier: r.identifier,
+    clientSecret: fullSecret ?? truncateSecret(r.secret_prefix), clientType: r.client_type, scopes: r.scopes,
+    redirectUris: r.redirect_uris, agentId: r.agent_id === null ? null : BigInt(r.agent_id), createdAt: r.created_at, updatedAt: r.updated_at,
+  };
+}
+
+export interface NewSecret {
+  secret: string;
+  secretHash: string;
+}
+
+/** Writable columns, in a fixed order so that update has one statement text. */
+const WRITABLE = [
+  ['name', 'name', ''],
+  ['company', 'company', ''],
+  ['clientType', 'client_type', '::"OAuthClientType"'],
+  ['scopes', 'scopes', ''],
+  ['redirectUris', 'redirect_uris', '::text[]'],
+] as const;
+
+export class OAuthClientRepository {
+  constructor(private readonly db: Pick<Db, 'sql' | 'prisma'>) {}
+
+  async list(scope: AccountScope): Promise<OAuthClientRecord[]> {
+    const rows = await this.db.sql<SqlRow>(`SELECT ${COLUMNS} FROM oauth_clients c WHERE c.account_id = $1 ORDER BY c.id`, [String(scope.accountId)]);
+    return rows.map((r) => toRecord(r));
+  }
+
+  async find(scope: AccountScope, id: bigint): Promise<OAuthClientRecord | null> {
+    const [row] = await this.db.sql<SqlRow>(`SELECT ${COLUMNS} FROM oauth_clients c WHERE c.account_id = $1 AND c.id = $2`, [String(scope.accountId), String(id)]);
+    return row ? toRecord(row) : null;
+  }
+
+  /** Clients by id within the scope, for DataLoader batching. */
+  async findMany(scope: AccountScope, ids: readonly bigint[]): Promise<OAuthClientRecord[]> {
+    const rows = await this.db.sql<SqlRow>(`SELECT ${COLUMNS} FROM oauth_clients c WHERE c.account_id = $1 AND c.id = ANY($2::bigint[])`, [
+      String(scope.accountId),
+      ids.map(String),
+    ]);
+    return rows.map((r) => toRecord(r));
+  }
+
+  async insert(
+    scope: AccountScope & { agentId: bigint },
+    fields: Required<Omit<ValidOAuthClientFields, 'company'>> & { company: string | null; identifier: string },
+    secret: NewSecret,
+  ): Promise<OAuthClientRecord> {
+    const [row] = await this.db.sql<SqlRow>(
+      `INSERT INTO oauth_clients AS c (account_id, name, company, client_type, scopes, redirect_uris, identifier, secret_hash, secret_prefix, agent_id)
+       VALUES ($1, $2, $3, $4::"OAuthClientType", $5, $6::text[], $7, $8, $9, $10)
+       RETURNING ${COLUMNS}`,
+      [
+        String(scope.accountId), fields.name, fields.company, fields.clientType, fields.scopes, fields.redirectUris, fields.identifier,
+        secret.secretHash, secret.secret.slice(0, SECRET_PREFIX_LENGTH), String(scope.agentId),
+      ],
+    );
+    return toRecord(row, secret.secret);
+  }
+
+  /** Sets the given fields (and update_date); null when the scope has no such client. One statement text for any subset. */
+  async update(scope: AccountScope, id: bigint, fields: ValidOAuthClientFields): Promise<OAuthClientRecord | null> {
+    const params: unknown[] = [String(scope.accountId), String(id)];
+    const sets = WRITABLE.map(([key, column, cast]) => {
+      const given = fields[key] !== undefined;
+      params.push(given, given ? fields[key] : null);
+      return `${column} = CASE WHEN $${params.length - 1}::boolean THEN $${params.length}${cast} ELSE c.${column} END`;
+    });
+    const [row] = await this.db.sql<SqlRow>(
+      `UPDATE oauth_clients c SET ${sets.join(', ')}, updated_at = now() WHERE c.account_id = $1 AND c.id = $2 RETURNING ${COLUMNS}`,
+      params,
+    );
+    return row ? toRecord(row) : null;
+  }
+
+  /** Replaces the secret; the previous one stops working at once. null when the scope has no such client. */
+  async setSecret(scope: AccountScope, id: bigint, secret: NewSecret): Promise<OAuthClientRecord | null> {
+    const [row] = await this.db.sql<SqlRow>(
+      `UPDATE oauth_clients c SET secret_hash = $3, secret_prefix = $4, updated_at = now()
+        WHERE c.account_id = $1 AND c.id = $2 RETURNING ${COLUMNS}`,
+      [String(scope.accountId), String(id), secret.secretHash, secret.secret.slice(0, SECRET_PREFIX_LENGTH)],
+    );
+    return row ? toRecord(row, secret.secret) : null;
+  }
+
+  /**
+   * Deletes a client of the scope and, in the same transaction, runs `alsoInTx`
+   * (revoking its tokens) first; false when the scope has no such client.
+   */
+  async delete(scope: AccountScope, id: bigint, alsoInTx: (tx: Parameters<Parameters<Db['prisma']['$transaction']>[0]>[0]) => Promise<void>): Promise<boolean> {
+    return this.db.prisma.$transaction(async (tx) => {
+      const found = await tx.oAuthClient.findFirst({ where: { id, accountId: scope.accountId }, select: { id: true } });
+      if (!found) return false;
+      await alsoInTx(tx);
+      await tx.oAuthClient.delete({ where: { id } });
+      return true;
+    });
+  }
+
+  /** The secret hash of the client with this identifier (grant endpoints: no account is known yet). */
+  async secretHashByIdentifier(identifier: string): Promise<string | null> {
+    const [row] = await this.db.sql<{ secret_hash: string }>('SELECT secret_hash FROM oauth_clients WHERE identifier = $1', [identifier]);
+    return row?.secret_hash ?? null;
+  }
+}
