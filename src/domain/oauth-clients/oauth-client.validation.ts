@@ -33,25 +33,89 @@ export function normalizeClientScopes(value: string): string | null {
   return ['read', 'write'].filter((s) => set.has(s)).join(' ');
 }
 
-/** Why a redirect URI is refused (RFC 6749 §3.1.2, RFC 8252 for native apps), or null if fine. */
+// Characters no redirect URI may hold anywhere: controls (C0, DEL, C1 such as
+// U+0085), whitespace of any kind, and invisible or format characters (Cf, lone
+// surrogates, default-ignorables such as U+200B, U+FEFF, U+00AD). Bidi controls
+// are a subset of these, reported on their own because they disguise a URI.
+const BIDI_CONTROL = /[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/u;
+const CONTROL = /\p{Cc}/u;
+const WHITESPACE = /[\s\p{Z}]/u;
+const INVISIBLE = /[\p{Cf}\p{Cs}\p{Default_Ignorable_Code_Point}]/u;
+/** RFC 8252 §7.1: a reverse domain name (at least one dot), lower-case. */
+const PRIVATE_USE_SCHEME = /^[a-z][a-z0-9+-]*(?:\.[a-z0-9+-]+)+$/;
+const PORT = /^[1-9][0-9]{0,4}$/;
+const ALLOWED = 'must use https://host/…, http:// on localhost, 127.0.0.1 or [::1], or a private-use scheme such as com.example.app:/cb';
+
+/** Control, whitespace and invisible characters shown as \u{…} escapes, for error messages. */
+export function printableUri(uri: string): string {
+  const shown = uri.length > 100 ? uri.slice(0, 100) + '…' : uri;
+  return shown.replace(/[\p{Cc}\p{Cf}\p{Cs}\p{Z}\p{Default_Ignorable_Code_Point}]/gu, (c) => `\\u{${c.codePointAt(0)!.toString(16).toUpperCase()}}`);
+}
+
+/**
+ * The authority of `scheme://authority/...` as written (up to the first / ? #),
+ * split into host and port; a problem when it holds userinfo or a bad port.
+ */
+function writtenAuthority(uri: string, prefix: string): { host: string; port?: string } | string {
+  const authority = uri.slice(prefix.length).split(/[/?#]/, 1)[0];
+  if (authority.includes('@')) return 'must not contain user information';
+  if (!authority) return 'must name a host';
+  const bracket = authority.startsWith('[') ? authority.indexOf(']') + 1 : 0;
+  const colon = authority.indexOf(':', bracket);
+  const host = colon < 0 ? authority : authority.slice(0, colon);
+  const port = colon < 0 ? undefined : authority.slice(colon + 1);
+  if (!host) return 'must name a host';
+  if (port !== undefined && !(PORT.test(port) && Number(port) <= 65535)) return 'must have a port between 1 and 65535';
+  return { host, port };
+}
+
+/**
+ * Why a redirect URI is refused, or null if fine (RFC 6749 §3.1.2, RFC 8252 §7):
+ * `https://host[:port]/…` with the host as WHATWG parsing keeps it; `http://` only on
+ * localhost, 127.0.0.1 or [::1] written exactly so; or a private-use scheme of a native
+ * app (reverse domain name, `com.example.app:/cb`). No userinfo, fragment, wildcard,
+ * backslash, whitespace, control, bidi or invisible character.
+ */
 export function redirectUriProblem(uri: string): string | null {
   if (uri.length > MAX_URI_LENGTH) return `is too long (maximum is ${MAX_URI_LENGTH} characters)`;
-  if (uri.includes('*')) return 'must not contain wildcards';
   // PostgreSQL text cannot hold NUL, and no URI contains control characters (RFC 3986).
-  if ([...uri].some((c) => c < ' ' || c === '\u007f')) return 'must not contain control characters';
+  if (CONTROL.test(uri)) return 'must not contain control characters';
+  if (BIDI_CONTROL.test(uri)) return 'must not contain bidirectional control characters';
+  if (WHITESPACE.test(uri)) return 'must not contain whitespace';
+  if (INVISIBLE.test(uri)) return 'must not contain invisible or format characters';
+  if (uri.includes('*')) return 'must not contain wildcards';
   if (uri.includes('#')) return 'must not contain a fragment';
+  // WHATWG reads \ as / in http(s) URLs: what the admin reads is not what a browser follows.
+  if (uri.includes('\\')) return 'must not contain backslashes';
+  const colon = uri.indexOf(':');
+  if (colon <= 0 || /[/?]/.test(uri.slice(0, colon))) return 'must be an absolute URI';
+  const scheme = uri.slice(0, colon);
   let url: URL;
   try {
     url = new URL(uri);
   } catch {
     return 'must be an absolute URI';
   }
-  const scheme = url.protocol.slice(0, -1);
-  if (scheme === 'https') return url.hostname ? null : 'must name a host';
-  if (scheme === 'http') return LOOPBACK.has(url.hostname) ? null : 'may use http only for localhost, 127.0.0.1 or [::1]';
-  // Private-use schemes of native apps (com.example.app:/cb); never script-capable ones.
-  if (['javascript', 'data', 'file', 'vbscript', 'blob', 'about'].includes(scheme)) return `must not use the ${scheme} scheme`;
-  return /^[a-z][a-z0-9+.-]*$/.test(scheme) ? null : 'must be an absolute URI';
+
+  const lower = scheme.toLowerCase();
+  if (lower === 'https' || lower === 'http') {
+    const prefix = `${lower}://`;
+    if (!uri.startsWith(prefix)) return `must be written ${prefix}host/…`;
+    const written = writtenAuthority(uri, prefix);
+    if (typeof written === 'string') return written;
+    if (lower === 'http') {
+      return LOOPBACK.has(written.host) && url.hostname === written.host ? null : 'may use http only for localhost, 127.0.0.1 or [::1]';
+    }
+    // 2130706433, 0x7f.1, 127.1, %61pp.example.com, [0::1]…: the host a browser would
+    // reach is not the one written. Only letter case may change.
+    return url.hostname === written.host.toLowerCase() ? null : 'must write its host in canonical form';
+  }
+
+  if (['javascript', 'data', 'file', 'vbscript', 'blob', 'about'].includes(lower)) return `must not use the ${lower} scheme`;
+  if (!PRIVATE_USE_SCHEME.test(scheme)) return ALLOWED;
+  // RFC 8252 §7.1: no naming authority, so a single slash follows the scheme.
+  if (!/^\/(?!\/)/.test(uri.slice(colon + 1))) return `must be written ${scheme}:/path (one slash, no host)`;
+  return null;
 }
 
 /**
@@ -111,7 +175,7 @@ export function validateOAuthClient(input: OAuthClientInput, partial: boolean): 
       else {
         for (const uri of uris) {
           const problem = redirectUriProblem(uri);
-          if (problem) invalid('redirect_uris', `${uri.length > 100 ? uri.slice(0, 100) + '…' : uri} ${problem}`);
+          if (problem) invalid('redirect_uris', `${printableUri(uri)} ${problem}`);
         }
         if (!v.has('redirect_uris')) out.redirectUris = [...new Set(uris)];
       }

@@ -1,0 +1,329 @@
+import { getNamedType, isObjectType, type GraphQLField, type GraphQLObjectType } from 'graphql';
+import { buildGraphQLSchema } from '../src/graphql/schema';
+import { createTestApp, insertToken, type TestContext, type TestUser } from './helpers/test-app';
+
+// The authorization matrix (API.md §3), generated from the schema: every root
+// field, with every field path below it up to depth 3, for every kind of caller.
+// RULES below states the expected outcome of each field of each type; a type or
+// field that it does not classify fails the first test, so nothing new reaches
+// the schema without a decision. The expectations are written here, from the
+// contract, not read from the service's own policy.
+
+type Who = 'any' | 'agent' | 'admin';
+/** a field that returns records: who may reach them, and what a token must grant */
+interface Gate {
+  who: Who;
+  access: 'read' | 'write' | 'none';
+  /** the presented token itself: Basic gets 400 */
+  bearerOnly?: true;
+}
+/** per type: the fields shown with their parent (scalars and value objects), and the gated fields */
+interface TypeRules {
+  inherit: string;
+  gates?: Record<string, Gate>;
+}
+
+const read = (who: Who): Gate => ({ who, access: 'read' });
+const write = (who: Who): Gate => ({ who, access: 'write' });
+const itself: Gate = { who: 'any', access: 'none', bearerOnly: true };
+
+const RULES: Record<string, TypeRules> = {
+  Query: {
+    inherit: '',
+    gates: {
+      oauthClients: read('admin'),
+      oauthClient: read('admin'),
+      oauthTokens: read('admin'),
+      // by id: anyone, on their own tokens (admins: the account's)
+      oauthToken: read('any'),
+      currentOAuthToken: itself,
+      me: read('any'),
+      callbackRequests: read('agent'),
+      phoneNumbers: read('agent'),
+      groups: read('agent'),
+    },
+  },
+  Mutation: {
+    inherit: '',
+    gates: {
+      createOAuthClient: write('admin'),
+      updateOAuthClient: write('admin'),
+      deleteOAuthClient: write('admin'),
+      generateOAuthClientSecret: write('admin'),
+      createOAuthToken: write('admin'),
+      revokeOAuthToken: write('any'),
+      revokeCurrentOAuthToken: itself,
+      createCallbackRequest: write('agent'),
+    },
+  },
+  // a token shows its own scalar fields; its client only as oauthClient(id) would, its user as `me` or an admin would
+  OAuthToken: {
+    inherit: 'id token clientId userId scopes createdAt expiresAt usedAt refreshToken url',
+    gates: { client: read('admin'), user: read('any') },
+  },
+  OAuthClient: {
+    inherit: 'id name company clientIdentifier clientSecret clientType redirectUris scopes agentId createDate updateDate',
+    gates: { tokens: read('admin') },
+  },
+  OAuthTokenConnection: { inherit: 'edges pageInfo totalCount' },
+  OAuthTokenEdge: { inherit: 'cursor node' },
+  PageInfo: { inherit: 'hasNextPage hasPreviousPage startCursor endCursor' },
+  User: { inherit: 'id name email role active createdAt' },
+  Me: { inherit: 'id name email role active createdAt account authenticatedVia' },
+  Account: { inherit: 'id name omnichannelRouting' },
+  CallbackRequest: {
+    inherit: 'id phoneNumberId requesterPhoneNumber requestedGroupIds routedGroupIds status queuePosition createdById createdAt rateLimit',
+  },
+  CallbackRateLimit: { inherit: 'limit remaining' },
+  CallbackRequestConnection: { inherit: 'edges pageInfo totalCount' },
+  CallbackRequestEdge: { inherit: 'cursor node' },
+  PhoneNumber: { inherit: 'id number callbackEnabled createdAt' },
+  Group: { inherit: 'id name createdAt' },
+};
+
+type Principal = 'admin' | 'agent' | 'endUser' | 'impersonated';
+type Credential = 'basic' | 'read' | 'writeOnly' | 'invalidScope';
+const PRINCIPALS: Principal[] = ['admin', 'agent', 'endUser', 'impersonated'];
+const CREDENTIALS: Credential[] = ['basic', 'read', 'writeOnly', 'invalidScope'];
+const TOKEN_SCOPES: Record<Exclude<Credential, 'basic'>, string[]> = {
+  read: ['read'],
+  writeOnly: ['write'],
+  invalidScope: ['read', 'write', 'tickets:delete'],
+};
+
+type Outcome = 'ok' | 'FORBIDDEN' | 'BAD_REQUEST';
+
+/** What the contract says one gate does for one caller. */
+function gateOutcome(gate: Gate, principal: Principal, credential: Credential): Outcome {
+  const role = principal === 'admin' ? 'admin' : principal === 'agent' ? 'agent' : 'end_user';
+  if (gate.who === 'admin' && role !== 'admin') return 'FORBIDDEN';
+  if (gate.who === 'agent' && role === 'end_user') return 'FORBIDDEN';
+  if (credential === 'basic') return gate.bearerOnly ? 'BAD_REQUEST' : 'ok';
+  if (gate.access === 'none') return 'ok';
+  const granted = credential === 'read' ? 'read' : 'write';
+  return gate.access === granted ? 'ok' : 'FORBIDDEN';
+}
+
+/** A request that fails as a whole, before any field (authentication). */
+function requestOutcome(principal: Principal, credential: Credential): Outcome | undefined {
+  if (credential === 'invalidScope') return 'FORBIDDEN'; // seed §4.3 rule 6: every request
+  if (principal === 'impersonated' && credential === 'basic') return 'FORBIDDEN'; // X-On-Behalf-Of with Basic
+  return undefined;
+}
+
+const MAX_DEPTH = 3;
+const schema = buildGraphQLSchema();
+
+function objectFields(type: GraphQLObjectType): GraphQLField<unknown, unknown>[] {
+  return Object.values(type.getFields());
+}
+
+/** The selection of every field below `type`, down to MAX_DEPTH (objects at the bottom select __typename). */
+function selection(type: GraphQLObjectType, depth: number): string {
+  return objectFields(type)
+    .map((f) => {
+      const named = getNamedType(f.type);
+      if (!isObjectType(named)) return f.name;
+      return depth >= MAX_DEPTH ? `${f.name} { __typename }` : `${f.name} { ${selection(named, depth + 1)} }`;
+    })
+    .join(' ');
+}
+
+/** Every field path below a root field (root included), with the type each segment belongs to. */
+function paths(root: GraphQLObjectType, field: GraphQLField<unknown, unknown>): { path: string[]; owners: string[] }[] {
+  const out: { path: string[]; owners: string[] }[] = [];
+  const walk = (owner: GraphQLObjectType, f: GraphQLField<unknown, unknown>, path: string[], owners: string[], depth: number) => {
+    const here = { path: [...path, f.name], owners: [...owners, owner.name] };
+    out.push(here);
+    const named = getNamedType(f.type);
+    if (isObjectType(named) && depth < MAX_DEPTH) for (const child of objectFields(named)) walk(named, child, here.path, here.owners, depth + 1);
+  };
+  walk(root, field, [], [], 1);
+  return out;
+}
+
+function expectedAt(path: { path: string[]; owners: string[] }, principal: Principal, credential: Credential): { outcome: Outcome; at: string[] } {
+  for (let i = 0; i < path.path.length; i++) {
+    const gate = RULES[path.owners[i]].gates?.[path.path[i]];
+    if (!gate) continue;
+    const outcome = gateOutcome(gate, principal, credential);
+    if (outcome !== 'ok') return { outcome, at: path.path.slice(0, i + 1) };
+  }
+  return { outcome: 'ok', at: path.path };
+}
+
+interface GraphQLErrorJson {
+  path?: (string | number)[];
+  extensions?: { code?: string };
+}
+const named = (p: (string | number)[] | undefined) => (p ?? []).filter((s): s is string => typeof s === 'string');
+
+/** The values at a path of the answer (lists flattened); [] when nothing is there. */
+function valuesAt(data: unknown, path: string[]): unknown[] {
+  let current: unknown[] = [data];
+  for (const key of path) {
+    current = current
+      .flatMap((v) => (Array.isArray(v) ? v : [v]))
+      .filter((v): v is Record<string, unknown> => v !== null && typeof v === 'object')
+      .map((v) => v[key])
+      .filter((v) => v !== undefined);
+  }
+  return current.flatMap((v) => (Array.isArray(v) ? v : [v]));
+}
+
+describe('authorization matrix: every field path up to depth 3 × every kind of caller (API.md §3)', () => {
+  let ctx: TestContext;
+  let users: Record<'admin' | 'agent' | 'endUser', TestUser>;
+  let clientId: bigint;
+  let phoneNumberId: bigint;
+  /** Authorization headers, per caller; tokens are fresh for mutations (revokeCurrentOAuthToken kills them) */
+  let headersFor: (principal: Principal, credential: Credential) => Promise<{ headers: Record<string, string>; ownTokenId: bigint }>;
+
+  beforeAll(async () => {
+    ctx = await createTestApp({ limits: { callbackRequests: 100_000 } });
+    const account = await ctx.createAccount();
+    users = {
+      admin: await ctx.createUser(account, 'admin'),
+      agent: await ctx.createUser(account, 'agent'),
+      endUser: await ctx.createUser(account, 'end_user'),
+    };
+    // a client with a token of each user, so that every nested list has something to resolve
+    const seed = await insertToken(ctx, users.admin);
+    clientId = seed.clientId;
+    for (const u of [users.agent, users.endUser]) {
+      await ctx.db.prisma.oAuthToken.create({
+        data: { accountId: account, clientId, userId: u.id, tokenHash: `seed-${u.id}`, tokenPrefix: 'seedseedse', scopes: ['read'] },
+      });
+    }
+    const phone = await ctx.db.prisma.voicePhoneNumber.create({ data: { accountId: account, number: '+14155552671' } });
+    phoneNumberId = phone.id;
+    await ctx.db.prisma.group.create({ data: { accountId: account, name: 'Support' } });
+    await ctx.db.prisma.callbackRequest.create({
+      data: { accountId: account, phoneNumberId, requesterPhoneNumber: '+14155552672', requestedGroupIds: [], routedGroupIds: [], createdById: users.agent.id },
+    });
+
+    headersFor = async (principal, credential) => {
+      const user = users[principal === 'impersonated' ? 'admin' : principal];
+      const onBehalf: Record<string, string> = principal === 'impersonated' ? { 'x-on-behalf-of': users.endUser.email } : {};
+      // the caller's own token, for oauthToken(id) / revokeOAuthToken(id): the impersonated end user's is the end user's
+      const owner = principal === 'impersonated' ? users.endUser : user;
+      const own = await insertToken(ctx, owner, { scopes: ['read'] });
+      if (credential === 'basic') return { headers: { authorization: user.basic, ...onBehalf }, ownTokenId: own.id };
+      const scopes = [...TOKEN_SCOPES[credential], ...(principal === 'impersonated' ? ['impersonate'] : [])];
+      const presented = await insertToken(ctx, user, { scopes });
+      return { headers: { authorization: `Bearer ${presented.token}`, ...onBehalf }, ownTokenId: own.id };
+    };
+  });
+  afterAll(() => ctx.close());
+
+  it('classifies every type and field of the schema', () => {
+    const unclassified: string[] = [];
+    for (const type of Object.values(schema.getTypeMap())) {
+      if (!isObjectType(type) || type.name.startsWith('__')) continue;
+      const rules = RULES[type.name];
+      if (!rules) {
+        unclassified.push(`type ${type.name}`);
+        continue;
+      }
+      const known = new Set([...rules.inherit.split(' ').filter(Boolean), ...Object.keys(rules.gates ?? {})]);
+      for (const f of objectFields(type)) if (!known.has(f.name)) unclassified.push(`${type.name}.${f.name}`);
+      for (const k of known) if (!type.getFields()[k]) unclassified.push(`${type.name}.${k} (in RULES, not in the schema)`);
+    }
+    expect(unclassified).toEqual([]);
+  });
+
+  /** Arguments of a root field, made fresh for each request where the operation consumes them. */
+  async function argsFor(field: string, ownTokenId: bigint): Promise<string> {
+    const freshClient = async () => (await insertToken(ctx, users.admin)).clientId;
+    switch (field) {
+      case 'oauthClient':
+        return `(id: "${clientId}")`;
+      case 'oauthToken':
+      case 'revokeOAuthToken':
+        return `(id: "${ownTokenId}")`;
+      case 'oauthTokens':
+        return '(first: 5)';
+      case 'callbackRequests':
+        return '(first: 5)';
+      case 'createOAuthClient':
+        return '(input: { name: "matrix", scopes: "read write", redirectUris: ["https://example.com/cb"] })';
+      case 'updateOAuthClient':
+        return `(id: "${await freshClient()}", input: { name: "renamed" })`;
+      case 'deleteOAuthClient':
+      case 'generateOAuthClientSecret':
+        return `(id: "${await freshClient()}")`;
+      case 'createOAuthToken':
+        return `(input: { clientId: "${clientId}", scopes: ["read"] })`;
+      case 'createCallbackRequest':
+        return `(input: { phoneNumberId: "${phoneNumberId}", requesterPhoneNumber: "+14155552673" })`;
+      default:
+        return '';
+    }
+  }
+
+  const roots = (['Query', 'Mutation'] as const).flatMap((kind) => {
+    const type = kind === 'Query' ? schema.getQueryType()! : schema.getMutationType()!;
+    return objectFields(type).map((field) => ({ kind, type, field }));
+  });
+  const callers = PRINCIPALS.flatMap((p) => CREDENTIALS.map((c) => [p, c] as const));
+
+  describe.each(roots.map((r) => [`${r.kind}.${r.field.name}`, r] as const))('%s', (_name, { kind, type, field }) => {
+    it.each(callers)('as %s with %s credentials', async (principal, credential) => {
+      const { headers, ownTokenId } = await headersFor(principal, credential);
+      const named = getNamedType(field.type);
+      const body = isObjectType(named) ? ` { ${selection(named, 2)} }` : '';
+      const document = `${kind === 'Query' ? 'query' : 'mutation'} { ${field.name}${await argsFor(field.name, ownTokenId)}${body} }`;
+      const res = await ctx.graphql(document, {}, headers);
+      expect(res.statusCode).not.toBe(500);
+      const answer = res.json() as { data?: Record<string, unknown> | null; errors?: GraphQLErrorJson[] };
+      const errors = answer.errors ?? [];
+
+      const whole = requestOutcome(principal, credential);
+      if (whole) {
+        expect(answer.data ?? null).toBeNull();
+        expect(errors.map((e) => e.extensions?.code)).toEqual([whole]);
+        return;
+      }
+      for (const p of paths(type, field)) {
+        const expected = expectedAt(p, principal, credential);
+        const atOrAbove = errors.filter((e) => {
+          const ep = namedPath(e);
+          return ep.length <= p.path.length && ep.every((s, i) => s === p.path[i]);
+        });
+        if (expected.outcome === 'ok') {
+          // no error on the way down, and the field really resolved for at least one record
+          expect({ path: p.path.join('.'), errors: atOrAbove }).toEqual({ path: p.path.join('.'), errors: [] });
+          if (!mayBeEmpty(p.path, principal)) {
+            expect({ path: p.path.join('.'), resolved: valuesAt(answer.data, p.path.slice(0, -1)).length > 0 }).toEqual({ path: p.path.join('.'), resolved: true });
+          }
+        } else {
+          const codes = errors.filter((e) => namedPath(e).join('.') === expected.at.join('.')).map((e) => e.extensions?.code);
+          expect({ path: p.path.join('.'), at: expected.at.join('.'), codes: [...new Set(codes)] }).toEqual({
+            path: p.path.join('.'),
+            at: expected.at.join('.'),
+            codes: [expected.outcome],
+          });
+          // nothing of a refused field reaches the caller
+          expect({ path: expected.at.join('.'), values: valuesAt(answer.data, expected.at).filter((v) => v !== null) }).toEqual({
+            path: expected.at.join('.'),
+            values: [],
+          });
+        }
+      }
+    });
+  });
+});
+
+/**
+ * Paths with nothing below them by nature: a client just created has no tokens,
+ * and the user of the token presented by an impersonating admin is the admin,
+ * whom the impersonated end user does not see (null, no error).
+ */
+function mayBeEmpty(path: string[], principal: Principal): boolean {
+  if (path[0] === 'createOAuthClient' && path[1] === 'tokens') return true;
+  return principal === 'impersonated' && path[0] === 'currentOAuthToken' && path[1] === 'user' && path.length > 2;
+}
+
+function namedPath(e: GraphQLErrorJson): string[] {
+  return named(e.path);
+}
