@@ -30,7 +30,7 @@ async function prepareDatabase(db: Db, config: Config, log: pino.Logger): Promis
 }
 
 async function runServer(config: Config, log: pino.Logger, prepare: boolean): Promise<void> {
-  const db = await createDb({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolSize: config.dbPoolSize });
+  const db = await createDb({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolSize: config.dbPoolSize, countStatements: config.benchMode });
   if (prepare) await prepareDatabase(db, config, log);
   const { fastify } = await buildApp({ db, config, logger: loggerOptions(config.logLevel) });
   let stopping = false;

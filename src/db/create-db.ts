@@ -30,7 +30,7 @@ export interface Db {
    * statement without parameters, travels with BEGIN in the same round trip.
    */
   transaction<T>(fn: (sql: SqlQuery) => Promise<T>, first?: string): Promise<T>;
-  /** SQL statements sent so far by this process (Prisma and raw), for the N+1 tests and bench mode. */
+  /** SQL statements sent so far (Prisma and raw), for the N+1 tests and bench mode; 0 unless countStatements was set. */
   statementCount(): number;
   close(): Promise<void>;
 }
@@ -41,6 +41,8 @@ export interface DbOptions {
   /** folder of the embedded database; ':memory:' for a throwaway one */
   dataDir?: string;
   poolSize?: number;
+  /** count the statements sent (statementCount): tests and BENCH_MODE; off, nothing wraps the driver */
+  countStatements?: boolean;
 }
 
 // Any constant works; it only has to be the same in every process.
@@ -64,10 +66,11 @@ function preparedStatements(max = MAX_PREPARED_STATEMENTS) {
 }
 
 export async function createDb(options: DbOptions): Promise<Db> {
-  return options.databaseUrl ? createPostgresDb(options.databaseUrl, options.poolSize ?? 10) : createPgliteDb(options.dataDir ?? '.data');
+  const count = options.countStatements ?? false;
+  return options.databaseUrl ? createPostgresDb(options.databaseUrl, options.poolSize ?? 10, count) : createPgliteDb(options.dataDir ?? '.data', count);
 }
 
-async function createPostgresDb(url: string, poolSize: number): Promise<Db> {
+async function createPostgresDb(url: string, poolSize: number, countStatements: boolean): Promise<Db> {
   let statements = 0;
   // Every statement of the pool (Prisma's adapter included) goes through Client#query.
   class CountingClient extends pg.Client {
@@ -78,7 +81,7 @@ async function createPostgresDb(url: string, poolSize: number): Promise<Db> {
       return (super.query as any)(...args);
     }
   }
-  const pool = new pg.Pool({ connectionString: url, max: poolSize, connectionTimeoutMillis: 5000, Client: CountingClient });
+  const pool = new pg.Pool({ connectionString: url, max: poolSize, connectionTimeoutMillis: 5000, Client: countStatements ? CountingClient : pg.Client });
   // An idle client losing its server must not crash the process; the next query reports it.
   pool.on('error', () => {});
   const prisma = new PrismaClient({ adapter: new PrismaPg(pool) });
@@ -153,7 +156,7 @@ function wholeScripts(factory: PrismaPg): SqlMigrationAwareDriverAdapterFactory 
   };
 }
 
-async function createPgliteDb(dataDir: string): Promise<Db> {
+async function createPgliteDb(dataDir: string, countStatements: boolean): Promise<Db> {
   const { PGlite } = await import('@electric-sql/pglite');
   let lock: DirLock | undefined;
   let client: InstanceType<typeof PGlite>;
@@ -174,11 +177,13 @@ async function createPgliteDb(dataDir: string): Promise<Db> {
   // Count what Prisma's adapter and our raw SQL send (statements inside a PGlite
   // transaction go through the transaction object and are not counted).
   let statements = 0;
-  const query = client.query.bind(client);
-  client.query = ((...args: Parameters<typeof query>) => {
-    statements++;
-    return query(...args);
-  }) as typeof client.query;
+  if (countStatements) {
+    const query = client.query.bind(client);
+    client.query = ((...args: Parameters<typeof query>) => {
+      statements++;
+      return query(...args);
+    }) as typeof client.query;
+  }
   const prisma = new PrismaClient({ adapter: new PrismaPGlite(client) });
   return {
     statementCount: () => statements,

@@ -13,12 +13,12 @@ export interface TestDb extends Db {
  */
 export async function createTestDb(options: { migrate?: boolean } = {}): Promise<TestDb> {
   if (!onPostgres) {
-    const db = await createDb({ dataDir: ':memory:' });
+    const db = await createDb({ dataDir: ':memory:', countStatements: true });
     if (options.migrate !== false) await migrate(db);
     return db;
   }
   const fresh = await freshPostgresDatabase();
-  const db = await createDb({ databaseUrl: fresh.url, poolSize: 5 });
+  const db = await createDb({ databaseUrl: fresh.url, poolSize: 5, countStatements: true });
   if (options.migrate !== false) await migrate(db);
   return {
     ...db,
