@@ -267,50 +267,84 @@ describe('authorization matrix: every field path up to depth 3 × every kind of 
   });
   const callers = PRINCIPALS.flatMap((p) => CREDENTIALS.map((c) => [p, c] as const));
 
-  describe.each(roots.map((r) => [`${r.kind}.${r.field.name}`, r] as const))('%s', (_name, { kind, type, field }) => {
-    it.each(callers)('as %s with %s credentials', async (principal, credential) => {
-      const { headers, ownTokenId } = await headersFor(principal, credential);
-      const named = getNamedType(field.type);
-      const body = isObjectType(named) ? ` { ${selection(named, 2)} }` : '';
-      const document = `${kind === 'Query' ? 'query' : 'mutation'} { ${field.name}${await argsFor(field.name, ownTokenId)}${body} }`;
-      const res = await ctx.graphql(document, {}, headers);
-      expect(res.statusCode).not.toBe(500);
-      const answer = res.json() as { data?: Record<string, unknown> | null; errors?: GraphQLErrorJson[] };
-      const errors = answer.errors ?? [];
+  /**
+   * The selection below a root field, in parts that each fit the cost budget: at
+   * each level the scalar fields together, and each field that returns objects on
+   * its own, down to MAX_DEPTH. Each part lists the paths it covers.
+   */
+  function parts(type: GraphQLObjectType, depth: number): { body: string; covers: string[][] }[] {
+    const fields = objectFields(type);
+    const leaves = fields.filter((f) => !isObjectType(getNamedType(f.type))).map((f) => f.name);
+    const out = leaves.length ? [{ body: leaves.join(' '), covers: leaves.map((l) => [l]) }] : [];
+    for (const f of fields) {
+      const inner = getNamedType(f.type);
+      if (!isObjectType(inner)) continue;
+      if (depth >= MAX_DEPTH) out.push({ body: `${f.name} { __typename }`, covers: [[f.name]] });
+      else for (const sub of parts(inner, depth + 1)) out.push({ body: `${f.name} { ${sub.body} }`, covers: [[f.name], ...sub.covers.map((c) => [f.name, ...c])] });
+    }
+    return out;
+  }
+  function rootParts(field: GraphQLField<unknown, unknown>): { body: string; covers: string[][] }[] {
+    const type = getNamedType(field.type);
+    if (!isObjectType(type)) return [{ body: '', covers: [] }];
+    return parts(type, 2).map((p) => ({ body: ` { ${p.body} }`, covers: p.covers }));
+  }
 
-      const whole = requestOutcome(principal, credential);
-      if (whole) {
-        expect(answer.data ?? null).toBeNull();
-        expect(errors.map((e) => e.extensions?.code)).toEqual([whole]);
-        return;
-      }
-      for (const p of paths(type, field)) {
-        const expected = expectedAt(p, principal, credential);
-        const atOrAbove = errors.filter((e) => {
-          const ep = namedPath(e);
-          return ep.length <= p.path.length && ep.every((s, i) => s === p.path[i]);
-        });
-        if (expected.outcome === 'ok') {
-          // no error on the way down, and the field really resolved for at least one record
-          expect({ path: p.path.join('.'), errors: atOrAbove }).toEqual({ path: p.path.join('.'), errors: [] });
-          if (!mayBeEmpty(p.path, principal)) {
-            expect({ path: p.path.join('.'), resolved: valuesAt(answer.data, p.path.slice(0, -1)).length > 0 }).toEqual({ path: p.path.join('.'), resolved: true });
-          }
-        } else {
-          const codes = errors.filter((e) => namedPath(e).join('.') === expected.at.join('.')).map((e) => e.extensions?.code);
-          expect({ path: p.path.join('.'), at: expected.at.join('.'), codes: [...new Set(codes)] }).toEqual({
-            path: p.path.join('.'),
-            at: expected.at.join('.'),
-            codes: [expected.outcome],
-          });
-          // nothing of a refused field reaches the caller
-          expect({ path: expected.at.join('.'), values: valuesAt(answer.data, expected.at).filter((v) => v !== null) }).toEqual({
-            path: expected.at.join('.'),
-            values: [],
-          });
+  it('checks every field path to depth 3 in some request', () => {
+    for (const { type, field } of roots) {
+      const covered = new Set(['', ...rootParts(field).flatMap((p) => p.covers.map((c) => c.join('.')))]);
+      const missed = paths(type, field).filter((p) => !covered.has(p.path.slice(1).join('.')));
+      expect(missed.map((p) => p.path.join('.'))).toEqual([]);
+    }
+    expect(roots.length).toBeGreaterThanOrEqual(17);
+  });
+
+  describe.each(roots.map((r) => [`${r.kind}.${r.field.name}`, r] as const))('%s', (_name, { kind, type, field }) => {
+    it.each(callers.flatMap(([p, c]) => rootParts(field).map((part) => [p, c, part.body || '-', part] as const)))(
+      'as %s with %s credentials:%s',
+      async (principal, credential, _children, part) => {
+        const { headers, ownTokenId } = await headersFor(principal, credential);
+        const document = `${kind === 'Query' ? 'query' : 'mutation'} { ${field.name}${await argsFor(field.name, ownTokenId)}${part.body} }`;
+        const res = await ctx.graphql(document, {}, headers);
+        expect(res.statusCode).not.toBe(500);
+        const answer = res.json() as { data?: Record<string, unknown> | null; errors?: GraphQLErrorJson[] };
+        const errors = answer.errors ?? [];
+
+        const whole = requestOutcome(principal, credential);
+        if (whole) {
+          expect(answer.data ?? null).toBeNull();
+          expect(errors.map((e) => e.extensions?.code)).toEqual([whole]);
+          return;
         }
-      }
-    });
+        const covered = new Set(['', ...part.covers.map((c) => c.join('.'))]);
+      for (const p of paths(type, field).filter((p) => covered.has(p.path.slice(1).join('.')))) {
+          const expected = expectedAt(p, principal, credential);
+          const atOrAbove = errors.filter((e) => {
+            const ep = namedPath(e);
+            return ep.length <= p.path.length && ep.every((s, i) => s === p.path[i]);
+          });
+          if (expected.outcome === 'ok') {
+            // no error on the way down, and the field really resolved for at least one record
+            expect({ path: p.path.join('.'), errors: atOrAbove }).toEqual({ path: p.path.join('.'), errors: [] });
+            if (!mayBeEmpty(p.path, principal)) {
+              expect({ path: p.path.join('.'), resolved: valuesAt(answer.data, p.path.slice(0, -1)).length > 0 }).toEqual({ path: p.path.join('.'), resolved: true });
+            }
+          } else {
+            const codes = errors.filter((e) => namedPath(e).join('.') === expected.at.join('.')).map((e) => e.extensions?.code);
+            expect({ path: p.path.join('.'), at: expected.at.join('.'), codes: [...new Set(codes)] }).toEqual({
+              path: p.path.join('.'),
+              at: expected.at.join('.'),
+              codes: [expected.outcome],
+            });
+            // nothing of a refused field reaches the caller
+            expect({ path: expected.at.join('.'), values: valuesAt(answer.data, expected.at).filter((v) => v !== null) }).toEqual({
+              path: expected.at.join('.'),
+              values: [],
+            });
+          }
+        }
+      },
+    );
   });
 });
 
