@@ -122,7 +122,10 @@ async function startServer(name: string, script: string, env: Record<string, str
   const output: string[] = [];
   const child = spawn(process.execPath, [...nodeArgs, script], {
     cwd: ROOT,
-    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', HOST: '127.0.0.1', PORT: String(port), NODE_ENV: 'production', LOG_LEVEL: 'warn', ...env },
+    env: {
+      PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', HOST: '127.0.0.1', PORT: String(port), PUBLIC_URL: `http://127.0.0.1:${port}`,
+      NODE_ENV: 'production', LOG_LEVEL: 'warn', ...env,
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   children.add(child);

@@ -5,6 +5,12 @@ import path from 'node:path';
 export interface Limits {
   /** failed Basic logins per email before 429 */
   loginFailures: number;
+  /**
+   * failed Basic logins per client address before 429 (same window). loadConfig
+   * always sets it (LOGIN_THROTTLE_ADDRESS_FAILURES, default 50); absent, as in an
+   * app built by hand for tests, there is no per-address limit.
+   */
+  loginAddressFailures?: number;
   loginWindowSeconds: number;
   /** successful callback request creations per account per window */
   callbackRequests: number;
@@ -93,7 +99,9 @@ export function loadConfig(env: Env = process.env): Config {
     } catch {
       u = undefined;
     }
-    if (!u || !/^https?:$/.test(u.protocol)) throw new ConfigError('PUBLIC_URL', `must be an absolute http(s) URL, got "${publicUrl}"`);
+    if (!u || !/^https?:$/.test(u.protocol) || u.username || u.password || u.search || u.hash) {
+      throw new ConfigError('PUBLIC_URL', `must be an absolute http(s) URL (no user, query or fragment), got "${publicUrl}"`);
+    }
   }
   const dataDir = env.DATA_DIR?.trim() || './.data';
   const webConcurrency = int(env, 'WEB_CONCURRENCY', 1, 1, 64);
@@ -111,6 +119,15 @@ export function loadConfig(env: Env = process.env): Config {
   if (!['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].includes(logLevel)) {
     throw new ConfigError('LOG_LEVEL', `must be one of fatal, error, warn, info, debug, trace, silent; got "${logLevel}"`);
   }
+  const hashKey = resolveHashKey(env, nodeEnv, dataDir, !databaseUrl);
+  if (nodeEnv === 'production' && !publicUrl) {
+    // Behind a proxy the Host header is whatever the client sent: links, Location
+    // headers and the account's subdomain must come from the configured address.
+    throw new ConfigError(
+      'PUBLIC_URL',
+      'is required when NODE_ENV=production: the public base URL of the service, e.g. https://help.example.com (links and account subdomains are built from it, never from the Host header)',
+    );
+  }
   return {
     env: nodeEnv,
     host: env.HOST?.trim() || '127.0.0.1',
@@ -123,10 +140,13 @@ export function loadConfig(env: Env = process.env): Config {
     dbPoolSize: int(env, 'DB_POOL_SIZE', 10, 1, 200),
     adminEmail,
     adminPassword,
-    hashKey: resolveHashKey(env, nodeEnv, dataDir, !databaseUrl),
-    graphqlIntrospection: bool(env, 'GRAPHQL_INTROSPECTION', true),
+    hashKey,
+    // Apollo's convention: introspection, the Sandbox landing page and "Did you
+    // mean …?" suggestions are off in production unless asked for.
+    graphqlIntrospection: bool(env, 'GRAPHQL_INTROSPECTION', nodeEnv !== 'production'),
     limits: {
       loginFailures: 10,
+      loginAddressFailures: int(env, 'LOGIN_THROTTLE_ADDRESS_FAILURES', 50, 1, 1_000_000),
       loginWindowSeconds: int(env, 'LOGIN_THROTTLE_WINDOW_SECONDS', 300, 1, 86400),
       callbackRequests: 30,
       callbackWindowSeconds: int(env, 'CALLBACK_RATE_WINDOW_SECONDS', 600, 1, 86400),

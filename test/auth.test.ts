@@ -102,13 +102,20 @@ describe('authentication (API.md §2)', () => {
     expect(res.json().data.me.id).toBe(String(admin.id));
   });
 
-  it('authenticates an email present in two accounts against the account whose password matches', async () => {
+  it('verifies an email held in two accounts against the lowest account on the plain host, and each account on its subdomain host', async () => {
     const other = await ctx.createAccount();
     const twin = await ctx.createUser(other, 'agent', { email: admin.email, password: 'another-password' });
-    const asTwin = await ctx.graphql(ME, {}, { authorization: twin.basic });
+    const [{ subdomain }] = await ctx.db.sql<{ subdomain: string }>('SELECT subdomain FROM accounts WHERE id = $1', [String(other)]);
+    // the plain host: the account with the lowest id holding the email, only
     const asAdmin = await ctx.graphql(ME, {}, { authorization: admin.basic });
-    expect(asTwin.json().data.me).toMatchObject({ id: String(twin.id), role: 'AGENT' });
     expect(asAdmin.json().data.me).toMatchObject({ id: String(admin.id), role: 'ADMIN' });
+    const twinOnPlainHost = await ctx.graphql(ME, {}, { authorization: twin.basic });
+    expect(twinOnPlainHost.statusCode).toBe(401);
+    expect(twinOnPlainHost.json().errors[0]).toMatchObject({ message: "Couldn't authenticate you", extensions: { code: 'UNAUTHENTICATED' } });
+    // the other account through its subdomain
+    const asTwin = await ctx.graphql(ME, {}, { authorization: twin.basic, host: `${subdomain}.localhost` });
+    expect(asTwin.json().data.me).toMatchObject({ id: String(twin.id), role: 'AGENT' });
+    expect((await ctx.graphql(ME, {}, { authorization: admin.basic, host: `${subdomain}.localhost` })).statusCode).toBe(401);
   });
 
   it('never writes a token, a password or Basic credentials to the log', async () => {

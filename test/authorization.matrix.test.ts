@@ -118,17 +118,6 @@ function objectFields(type: GraphQLObjectType): GraphQLField<unknown, unknown>[]
   return Object.values(type.getFields());
 }
 
-/** The selection of every field below `type`, down to MAX_DEPTH (objects at the bottom select __typename). */
-function selection(type: GraphQLObjectType, depth: number): string {
-  return objectFields(type)
-    .map((f) => {
-      const named = getNamedType(f.type);
-      if (!isObjectType(named)) return f.name;
-      return depth >= MAX_DEPTH ? `${f.name} { __typename }` : `${f.name} { ${selection(named, depth + 1)} }`;
-    })
-    .join(' ');
-}
-
 /** Every field path below a root field (root included), with the type each segment belongs to. */
 function paths(root: GraphQLObjectType, field: GraphQLField<unknown, unknown>): { path: string[]; owners: string[] }[] {
   const out: { path: string[]; owners: string[] }[] = [];

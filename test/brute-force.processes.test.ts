@@ -1,6 +1,7 @@
 import { createDb, type Db } from '../src/db/create-db';
+import { loginAddressKey, loginEmailKey } from '../src/domain/auth/authenticator';
 import { DirectoryService } from '../src/domain/directory/directory.service';
-import { basicHeader, createTestApp, type TestContext } from './helpers/test-app';
+import { basicHeader, createTestApp, TEST_HASH_KEY, type TestContext } from './helpers/test-app';
 import { describeOnPostgres, freshPostgresDatabase } from './helpers/postgres';
 import { graphqlOverHttp, killAll, startServer, type ServerHandle } from './helpers/processes';
 
@@ -9,12 +10,18 @@ import { graphqlOverHttp, killAll, startServer, type ServerHandle } from './help
 // even with the right password. Concurrent attempts cannot get past the limit:
 // each full verification is counted before it runs, under a per-email lock in
 // the database. Attempts that left the window are deleted as new ones come.
+// The failures are hits of rolling windows (rate_window_take): one keyed by an
+// HMAC of the email, one by an HMAC of the client address (the servers here run
+// with the default per-address limit, 50: every request comes from 127.0.0.1).
 
 jest.setTimeout(120_000);
 
 const ME = '{ me { email } }';
 const WINDOW = 300;
 const PASSWORD = 'the-right-password';
+// the servers' HASH_KEY, so that the test can name the throttle's keys
+const SERVER_HASH_KEY = 'brute-force-processes-hash-key-0123456789';
+const emailKey = (email: string) => loginEmailKey(Buffer.from(SERVER_HASH_KEY, 'utf8'), email);
 
 type Reply = Awaited<ReturnType<typeof graphqlOverHttp>>;
 
@@ -28,7 +35,7 @@ function expectThrottled(res: Reply): number {
 }
 
 async function failureRows(db: Db, email: string): Promise<number> {
-  const [row] = await db.sql<{ n: number }>('SELECT count(*)::int AS n FROM login_failures WHERE email_key = $1', [email]);
+  const [row] = await db.sql<{ n: number }>('SELECT count(*)::int AS n FROM rate_window_hits WHERE key = $1', [emailKey(email)]);
   return row.n;
 }
 
@@ -47,7 +54,7 @@ describeOnPostgres('login throttle across two server processes on one database',
 
   beforeAll(async () => {
     database = await freshPostgresDatabase();
-    const env = { DATABASE_URL: database.url, ADMIN_PASSWORD: 'bootstrap-admin-pw', WEB_CONCURRENCY: '1' };
+    const env = { DATABASE_URL: database.url, ADMIN_PASSWORD: 'bootstrap-admin-pw', WEB_CONCURRENCY: '1', HASH_KEY: SERVER_HASH_KEY };
     servers = await Promise.all([startServer(env), startServer(env)]);
     db = await createDb({ databaseUrl: database.url, poolSize: 2 });
     directory = new DirectoryService(db.prisma);
@@ -93,28 +100,37 @@ describeOnPostgres('login throttle across two server processes on one database',
     expect(await failureRows(db!, email)).toBe(10);
   });
 
-  it('deletes attempts that left the window: the email’s own, and the oldest of any email', async () => {
+  it('deletes attempts that left the window: the email’s own, and the oldest of any key', async () => {
     const email = await newUser('prune@example.com');
     await db!.sql(
-      `INSERT INTO login_failures (id, email_key, created_at)
-       SELECT -1000 + g, CASE WHEN g <= 25 THEN 'sprayed-' || g || '@example.com' ELSE $1 END, now() - interval '1 hour'
+      `INSERT INTO rate_window_hits (id, key, created_at, expires_at)
+       SELECT -1000 + g, CASE WHEN g <= 25 THEN 'login-email:sprayed-' || g ELSE $1 END, now() - interval '1 hour', now() - interval '55 minutes'
          FROM generate_series(1, 40) AS g`,
-      [email],
+      [emailKey(email)],
     );
-    const expired = async () => (await db!.sql<{ n: number }>(`SELECT count(*)::int AS n FROM login_failures WHERE created_at < now() - interval '30 minutes'`))[0].n;
+    const expired = async () => (await db!.sql<{ n: number }>(`SELECT count(*)::int AS n FROM rate_window_hits WHERE created_at < now() - interval '30 minutes'`))[0].n;
     expect(await expired()).toBe(40);
-    const fresh = await db!.sql<{ n: number }>('SELECT count(*)::int AS n FROM login_failures');
+    const fresh = await db!.sql<{ n: number }>('SELECT count(*)::int AS n FROM rate_window_hits');
 
     expect((await attempt(servers[0], email, 'wrong')).status).toBe(401);
-    // its 15 expired attempts are gone, 10 of the 25 sprayed ones too, and the new failure counted
+    // its 15 expired attempts are gone, 20 of the 25 sprayed ones too (the 10 oldest
+    // expired at each of the attempt's two takes: the address's window, then the
+    // email's), and the new failure counted
     expect(await failureRows(db!, email)).toBe(1);
-    expect(await expired()).toBe(15);
+    expect(await expired()).toBe(5);
     expect((await attempt(servers[1], 'someone-else@example.com', 'wrong')).status).toBe(401);
-    expect((await attempt(servers[0], 'someone-else@example.com', 'wrong')).status).toBe(401);
     expect(await expired()).toBe(0);
-    // nothing inside the window was touched: the earlier tests' failures are all still there
-    const [after] = await db!.sql<{ n: number }>('SELECT count(*)::int AS n FROM login_failures');
-    expect(after.n).toBe(fresh[0].n - 40 + 3);
+    expect((await attempt(servers[0], 'someone-else@example.com', 'wrong')).status).toBe(401);
+    // nothing inside the window was touched: the earlier tests' failures are all still
+    // there, and each of the 3 failures added one hit to its email's window and one to
+    // the address's
+    const [after] = await db!.sql<{ n: number }>('SELECT count(*)::int AS n FROM rate_window_hits');
+    expect(after.n).toBe(fresh[0].n - 40 + 3 * 2);
+    const [address] = await db!.sql<{ n: number }>('SELECT count(*)::int AS n FROM rate_window_hits WHERE key = $1', [
+      loginAddressKey(Buffer.from(SERVER_HASH_KEY, 'utf8'), '127.0.0.1'),
+    ]);
+    // every failure of this file, none of its successes or refused attempts: 10 + 10 + 3
+    expect(address.n).toBe(23);
   });
 });
 
@@ -128,18 +144,19 @@ describe('login throttle bookkeeping on this test database', () => {
 
   it('deletes expired attempts of the failing email and the oldest expired ones of others, never recent ones', async () => {
     const user = await ctx.createUser(await ctx.createAccount(), 'agent', { password: PASSWORD });
+    const key = loginEmailKey(TEST_HASH_KEY, user.email);
     await ctx.db.sql(
-      `INSERT INTO login_failures (id, email_key, created_at)
-       SELECT -100 + g, CASE WHEN g <= 12 THEN 'old-' || g || '@example.com' ELSE $1 END, now() - interval '1 hour'
+      `INSERT INTO rate_window_hits (id, key, created_at, expires_at)
+       SELECT -100 + g, CASE WHEN g <= 12 THEN 'login-email:old-' || g ELSE $1 END, now() - interval '1 hour', now() - interval '55 minutes'
          FROM generate_series(1, 20) AS g`,
-      [user.email],
+      [key],
     );
-    await ctx.db.sql(`INSERT INTO login_failures (email_key, created_at) VALUES ('recent@example.com', now() - interval '1 minute')`);
+    await ctx.db.sql(`INSERT INTO rate_window_hits (key, created_at, expires_at) VALUES ('login-email:recent', now() - interval '1 minute', now() + interval '4 minutes')`);
 
     const res = await ctx.graphql(ME, {}, { authorization: basicHeader(user.email, 'wrong') });
     expect(res.statusCode).toBe(401);
-    const rows = await ctx.db.sql<{ email_key: string }>('SELECT email_key FROM login_failures ORDER BY id');
-    expect(rows.map((r) => r.email_key)).toEqual(['old-11@example.com', 'old-12@example.com', 'recent@example.com', user.email]);
+    const rows = await ctx.db.sql<{ key: string }>('SELECT key FROM rate_window_hits ORDER BY id');
+    expect(rows.map((r) => r.key)).toEqual(['login-email:old-11', 'login-email:old-12', 'login-email:recent', key]);
   });
 
   it('counts from zero: with a limit of 1 the first wrong attempt is answered, the next is not', async () => {

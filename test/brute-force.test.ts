@@ -1,4 +1,5 @@
-import { createTestApp, basicHeader, insertToken, type TestContext, type TestUser } from './helpers/test-app';
+import { loginEmailKey } from '../src/domain/auth/authenticator';
+import { createTestApp, basicHeader, insertToken, TEST_HASH_KEY, type TestContext, type TestUser } from './helpers/test-app';
 
 // API.md §2.5: after 10 failed Basic attempts for one email within the window,
 // further Basic attempts for that email get 429 with Retry-After until the window
@@ -26,8 +27,9 @@ function expectThrottled(res: Awaited<ReturnType<TestContext['graphql']>>, windo
   return Number(retryAfter);
 }
 
+/** The email's failures as stored: hits of its window (rate_window_take), keyed by an HMAC of the lower-cased email. */
 async function failureRows(ctx: TestContext, email: string): Promise<number> {
-  const rows = await ctx.db.sql<{ n: string | number }>('SELECT count(*) AS n FROM login_failures WHERE email_key = $1', [email.toLowerCase()]);
+  const rows = await ctx.db.sql<{ n: string | number }>('SELECT count(*) AS n FROM rate_window_hits WHERE key = $1', [loginEmailKey(TEST_HASH_KEY, email.toLowerCase())]);
   return Number(rows[0].n);
 }
 

@@ -53,7 +53,8 @@ function post(ctx: TestContext, user: TestUser | null, body: unknown, path = PAT
 }
 
 const stored = (ctx: TestContext, accountId: bigint) => ctx.db.prisma.callbackRequest.findMany({ where: { accountId }, orderBy: { id: 'asc' } });
-const hits = (ctx: TestContext, accountId: bigint) => ctx.db.prisma.rateLimitHit.count({ where: { accountId } });
+// the account's hits in its callback window (rate_window_take's key '<bucket>:<account id>')
+const hits = (ctx: TestContext, accountId: bigint) => ctx.db.prisma.rateWindowHit.count({ where: { key: `callback_requests:${accountId}` } });
 
 describe('voice callback requests (API.md §7)', () => {
   let ctx: TestContext;

@@ -1,4 +1,5 @@
 import { existsSync, readFileSync } from 'node:fs';
+import { request } from 'node:http';
 import path from 'node:path';
 import { freshPostgresDatabase, onPostgres } from './helpers/postgres';
 import { graphqlOverHttp, killAll, runCli, startServer, tempDir, ProcessExitedError, type CliResult, type ServerHandle } from './helpers/processes';
@@ -65,7 +66,8 @@ describe('CLI and server on one database (API.md §9)', () => {
 
   it('account create prints the account with a numeric id', async () => {
     const account = parseOutput(await cli('account', 'create', '--name', 'acme'));
-    expect(account).toEqual({ id: expect.any(Number), name: 'acme', omnichannelRouting: false, createdAt: expect.stringMatching(/^\d{4}-\d\d-\d\dT/) });
+    // the subdomain, not given, is the name's slug
+    expect(account).toEqual({ id: expect.any(Number), name: 'acme', subdomain: 'acme', omnichannelRouting: false, createdAt: expect.stringMatching(/^\d{4}-\d\d-\d\dT/) });
     accountId = account.id;
   });
 
@@ -104,7 +106,7 @@ describe('CLI and server on one database (API.md §9)', () => {
 
   it('each list prints the created records as a JSON array', async () => {
     const accounts = parseOutput(await cli('account', 'list'));
-    expect(accounts).toEqual([expect.objectContaining({ id: accountId, name: 'acme', omnichannelRouting: true })]);
+    expect(accounts).toEqual([expect.objectContaining({ id: accountId, name: 'acme', subdomain: 'acme', omnichannelRouting: true })]);
 
     const userList = await cli('user', 'list', '--account', String(accountId));
     expect(parseOutput(userList).map((u: { email: string; role: string }) => [u.email, u.role])).toEqual(ROLES.map((r) => [users[r].email, r]));
@@ -115,6 +117,31 @@ describe('CLI and server on one database (API.md §9)', () => {
 
     const groups = parseOutput(await cli('group', 'list'));
     expect(groups).toEqual([expect.objectContaining({ accountId, name: 'Support' })]);
+  });
+
+  it('account create --subdomain sets the subdomain (lower-cased); a name alone derives it, with the id when taken', async () => {
+    const globex = parseOutput(await cli('account', 'create', '--name', 'Globex Corporation', '--subdomain', 'Globex'));
+    expect(globex).toMatchObject({ name: 'Globex Corporation', subdomain: 'globex' });
+    const twin = parseOutput(await cli('account', 'create', '--name', 'ACME!'));
+    expect(twin).toMatchObject({ name: 'ACME!', subdomain: `acme-${twin.id}` });
+    parseOutput(await cli('user', 'create', '--account', String(globex.id), '--email', users.agent.email, '--password', 'globex-agent-pw', '--role', 'agent'));
+    const list = parseOutput(await cli('account', 'list'));
+    expect(list.map((a: { name: string; subdomain: string }) => [a.name, a.subdomain])).toEqual([
+      ['acme', 'acme'],
+      ['Globex Corporation', 'globex'],
+      ['ACME!', `acme-${twin.id}`],
+    ]);
+  });
+
+  it.each([
+    [['--subdomain', 'acme'], 'Subdomain: acme is already taken'],
+    [['--subdomain', 'no_underscores'], 'Subdomain: no_underscores must be letters a-z, digits and "-", neither first nor last'],
+    [['--subdomain=-dash'], 'Subdomain: -dash must be letters a-z, digits and "-", neither first nor last'],
+    [['--subdomain', 'x'.repeat(64)], 'Subdomain: is too long (maximum is 63 characters)'],
+  ])('account create %j refuses with a clear message and a non-zero exit', async (args, message) => {
+    const result = await cli('account', 'create', '--name', `refused ${args.join(' ')}`, ...args);
+    expect({ code: result.code, stdout: result.stdout }).toEqual({ code: 1, stdout: '' });
+    expect(result.stderr).toBe(`error: ${message}\n`);
   });
 
   it('the server serves the same database: every created user logs in with Basic auth', async () => {
@@ -128,6 +155,32 @@ describe('CLI and server on one database (API.md §9)', () => {
     expect(wrong.status).toBe(401);
     // users existed already, so no "default" account or bootstrap admin was made
     expect(server.logs.join('\n')).not.toContain('created account');
+  });
+
+  it('an email held in two accounts: the plain host logs in to the older account, the subdomain host to its own', async () => {
+    const login = (password: string, host?: string) =>
+      new Promise<{ status: number; body: any }>((resolve, reject) => {
+        const payload = JSON.stringify({ query: ME });
+        const req = request(
+          `${server!.url}/graphql`,
+          {
+            method: 'POST',
+            headers: { 'content-type': 'application/json', authorization: basicHeader(users.agent.email, password), ...(host ? { host } : {}) },
+          },
+          (res) => {
+            let text = '';
+            res.setEncoding('utf8').on('data', (c: string) => (text += c));
+            res.on('end', () => resolve({ status: res.statusCode!, body: JSON.parse(text) }));
+          },
+        );
+        req.on('error', reject);
+        req.end(payload);
+      });
+    expect((await login(PASSWORDS.agent)).body.data.me).toEqual({ email: users.agent.email, role: 'AGENT' });
+    expect((await login('globex-agent-pw')).status).toBe(401);
+    expect((await login('globex-agent-pw', `globex.localhost:${server!.port}`)).body.data.me).toEqual({ email: users.agent.email, role: 'AGENT' });
+    expect((await login(PASSWORDS.agent, `globex.localhost:${server!.port}`)).status).toBe(401);
+    expect((await login(PASSWORDS.agent, `acme.localhost:${server!.port}`)).body.data.me).toEqual({ email: users.agent.email, role: 'AGENT' });
   });
 
   describeOnPglite('the embedded database belongs to one process at a time', () => {
@@ -168,7 +221,7 @@ describe('CLI and server on one database (API.md §9)', () => {
   });
 
   it('the data survives the restart: the CLI and a new server still see everything', async () => {
-    const userList = parseOutput(await cli('user', 'list'));
+    const userList = parseOutput(await cli('user', 'list', '--account', String(accountId)));
     expect(userList.map((u: { email: string }) => u.email)).toEqual(ROLES.map((r) => users[r].email));
 
     server = await startServer({ ...env, ADMIN_PASSWORD: 'bootstrap-admin-pw' });

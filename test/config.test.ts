@@ -22,6 +22,9 @@ describe('configuration (API.md §9)', () => {
     ['HASH_KEY', { HASH_KEY: 'too-short' }],
     ['GRAPHQL_INTROSPECTION', { GRAPHQL_INTROSPECTION: 'maybe' }],
     ['PUBLIC_URL', { PUBLIC_URL: 'not a url' }],
+    ['PUBLIC_URL', { PUBLIC_URL: 'https://help.example.com/?x=1' }],
+    ['PUBLIC_URL', { NODE_ENV: 'production', HASH_KEY: 'k'.repeat(32) }],
+    ['LOGIN_THROTTLE_ADDRESS_FAILURES', { LOGIN_THROTTLE_ADDRESS_FAILURES: '0' }],
     ['LOG_LEVEL', { LOG_LEVEL: 'loud' }],
     ['ADMIN_PASSWORD', { ADMIN_PASSWORD: 'short' }],
   ])('names %s when it is bad (%j)', (variable, vars) => {
@@ -39,11 +42,33 @@ describe('configuration (API.md §9)', () => {
     expect(loadConfig(env({ WEB_CONCURRENCY: '2', DATABASE_URL: 'postgresql://u@127.0.0.1:5432/db' })).webConcurrency).toBe(2);
   });
 
-  it('accepts production with a long enough HASH_KEY', () => {
+  it('accepts production with a long enough HASH_KEY and a PUBLIC_URL', () => {
     const key = 'k'.repeat(32);
-    const config = loadConfig(env({ NODE_ENV: 'production', HASH_KEY: key }));
+    const config = loadConfig(env({ NODE_ENV: 'production', HASH_KEY: key, PUBLIC_URL: 'https://help.example.com' }));
     expect(config.env).toBe('production');
     expect(config.hashKey.toString('utf8')).toBe(key);
+    expect(config.publicUrl).toBe('https://help.example.com');
+  });
+
+  it('requires PUBLIC_URL in production, saying why', () => {
+    // links and account subdomains must not come from a Host header a client chose
+    expect(() => loadConfig(env({ NODE_ENV: 'production', HASH_KEY: 'k'.repeat(32) }))).toThrow(
+      new ConfigError(
+        'PUBLIC_URL',
+        'is required when NODE_ENV=production: the public base URL of the service, e.g. https://help.example.com (links and account subdomains are built from it, never from the Host header)',
+      ),
+    );
+    expect(() => loadConfig(env({ NODE_ENV: 'production', HASH_KEY: 'k'.repeat(32), PUBLIC_URL: '  ' }))).toThrow(/PUBLIC_URL is required when NODE_ENV=production/);
+  });
+
+  it('turns GraphQL introspection (and the landing page and suggestions) off in production unless GRAPHQL_INTROSPECTION=true', () => {
+    const production = { NODE_ENV: 'production', HASH_KEY: 'k'.repeat(32), PUBLIC_URL: 'https://help.example.com' };
+    expect(loadConfig(env(production)).graphqlIntrospection).toBe(false);
+    expect(loadConfig(env({ ...production, GRAPHQL_INTROSPECTION: 'true' })).graphqlIntrospection).toBe(true);
+    expect(loadConfig(env({ ...production, GRAPHQL_INTROSPECTION: 'false' })).graphqlIntrospection).toBe(false);
+    expect(loadConfig(env({ NODE_ENV: 'development' })).graphqlIntrospection).toBe(true);
+    expect(loadConfig(env({ NODE_ENV: 'test' })).graphqlIntrospection).toBe(true);
+    expect(loadConfig(env({ NODE_ENV: 'test', GRAPHQL_INTROSPECTION: 'false' })).graphqlIntrospection).toBe(false);
   });
 
   it('has good defaults', () => {
@@ -59,13 +84,16 @@ describe('configuration (API.md §9)', () => {
       adminPassword: undefined,
       graphqlIntrospection: true,
       logLevel: 'info',
-      limits: { loginFailures: 10, loginWindowSeconds: 300, callbackRequests: 30, callbackWindowSeconds: 600 },
+      limits: { loginFailures: 10, loginAddressFailures: 50, loginWindowSeconds: 300, callbackRequests: 30, callbackWindowSeconds: 600 },
     });
   });
 
   it('reads the values it is given', () => {
     const config = loadConfig(
-      env({ PORT: '8080', HOST: '0.0.0.0', GRAPHQL_INTROSPECTION: 'false', PUBLIC_URL: 'https://help.example.com/', DATABASE_URL: 'postgres://u@h/db' }),
+      env({
+        PORT: '8080', HOST: '0.0.0.0', GRAPHQL_INTROSPECTION: 'false', PUBLIC_URL: 'https://help.example.com/', DATABASE_URL: 'postgres://u@h/db',
+        LOGIN_THROTTLE_ADDRESS_FAILURES: '200',
+      }),
     );
     expect(config).toMatchObject({
       port: 8080,
@@ -74,6 +102,7 @@ describe('configuration (API.md §9)', () => {
       graphqlIntrospection: false,
       publicUrl: 'https://help.example.com',
       databaseUrl: 'postgres://u@h/db',
+      limits: expect.objectContaining({ loginAddressFailures: 200 }),
     });
   });
 

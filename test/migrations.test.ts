@@ -16,7 +16,7 @@ const FOLDERS = readdirSync(MIGRATIONS_DIR, { withFileTypes: true })
   .map((d) => d.name)
   .sort();
 
-const TABLES = ['accounts', 'users', 'oauth_clients', 'oauth_tokens', 'voice_phone_numbers', 'groups', 'callback_requests', 'rate_limit_hits', 'login_failures'];
+const TABLES = ['accounts', 'users', 'oauth_clients', 'oauth_tokens', 'voice_phone_numbers', 'groups', 'callback_requests', 'rate_window_hits'];
 
 interface MigrationRow {
   migration_name: string;

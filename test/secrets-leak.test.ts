@@ -152,7 +152,7 @@ async function selectEverything(db: Db): Promise<string> {
   const tables = await db.sql<{ table_name: string }>(
     `SELECT table_name FROM information_schema.tables WHERE table_schema = 'public' AND table_type = 'BASE TABLE' ORDER BY table_name`,
   );
-  expect(tables.map((t) => t.table_name)).toEqual(expect.arrayContaining(['oauth_clients', 'oauth_tokens', 'users', 'login_failures']));
+  expect(tables.map((t) => t.table_name)).toEqual(expect.arrayContaining(['oauth_clients', 'oauth_tokens', 'users', 'rate_window_hits']));
   const parts: string[] = [];
   for (const { table_name } of tables) {
     const rows = await db.sql(`SELECT * FROM "${table_name}"`);

@@ -19,7 +19,8 @@ describe('graceful shutdown of a production server', () => {
 
   beforeAll(async () => {
     data = tempDir('shutdown-test-');
-    env = { NODE_ENV: 'production', HASH_KEY, DATA_DIR: data.path, ADMIN_PASSWORD: ADMIN.password };
+    // production requires PUBLIC_URL (links and subdomains never come from the Host header)
+    env = { NODE_ENV: 'production', HASH_KEY, PUBLIC_URL: 'https://help.example.com', DATA_DIR: data.path, ADMIN_PASSWORD: ADMIN.password };
     if (onPostgres) {
       const fresh = await freshPostgresDatabase();
       drop = fresh.drop;

@@ -9,7 +9,7 @@ import { ValidationError } from '../domain/errors';
 
 const USAGE = `usage: npm run cli -- <resource> <command> [options]
 
-  account create --name <name>
+  account create --name <name> [--subdomain <subdomain>]   (default: derived from the name)
   account list
   account set --id <id> --omnichannel-routing <true|false>
   user create --account <id> --email <email> --password <password> --role <admin|agent|end_user> [--name <name>]
@@ -62,6 +62,7 @@ async function run(argv: string[]): Promise<void> {
       number: { type: 'string' },
       'callback-enabled': { type: 'boolean' },
       'omnichannel-routing': { type: 'string' },
+      subdomain: { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
   });
@@ -81,8 +82,10 @@ async function run(argv: string[]): Promise<void> {
     const dir = new DirectoryService(db.prisma);
     const flags = values as Flags;
     switch (key) {
-      case 'account create':
-        return print(await dir.createAccount(required(flags, 'name')));
+      case 'account create': {
+        if (flags.subdomain !== undefined && typeof flags.subdomain !== 'string') throw new UsageError('--subdomain needs a value');
+        return print(await dir.createAccount(required(flags, 'name'), flags.subdomain));
+      }
       case 'account list':
         return print(await dir.listAccounts());
       case 'account set': {

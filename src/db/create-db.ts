@@ -6,6 +6,7 @@ import { PrismaPGlite } from 'pglite-prisma-adapter';
 import type { SqlDriverAdapter, SqlMigrationAwareDriverAdapterFactory } from '@prisma/driver-adapter-utils';
 import { PrismaClient } from '../generated/prisma/client';
 import { acquireDirLock, type DirLock } from './dir-lock';
+import { MIGRATION_LOCK_KEY } from './advisory-locks';
 
 /**
  * Plain SQL with $1.. parameters, for the few hot paths that skip Prisma's query builder.
@@ -45,8 +46,6 @@ export interface DbOptions {
   countStatements?: boolean;
 }
 
-// Any constant works; it only has to be the same in every process.
-const MIGRATION_LOCK_KEY = 727073690;
 // Distinct SQL texts prepared per connection, at most: past it, a text runs as an
 // unnamed statement (parsed every time), so a template bug cannot exhaust the
 // server's memory. The service has a few dozen.

@@ -60,7 +60,8 @@ export class RateLimitedError extends DomainError {
 
 export class ServiceUnavailableError extends DomainError {
   readonly code = 'SERVICE_UNAVAILABLE' as const;
-  constructor() {
+  /** `retryAfter`: seconds for the Retry-After header, when the cause knows better than the default */
+  constructor(readonly retryAfter?: number) {
     super('The service is temporarily unavailable');
   }
 }

@@ -1,7 +1,7 @@
 import { GraphQLError, type GraphQLFormattedError } from 'graphql';
 import { unwrapResolverError } from '@apollo/server/errors';
 import { HeaderMap, type ApolloServerPlugin, type BaseContext, type GraphQLRequestListener } from '@apollo/server';
-import { DomainError, RateLimitedError, UnauthenticatedError, ValidationError } from '../domain/errors';
+import { DomainError, RateLimitedError, ServiceUnavailableError, UnauthenticatedError, ValidationError } from '../domain/errors';
 import { isDatabaseUnavailable } from '../db/errors';
 
 /** Codes Apollo itself produces for malformed operations: safe to show as they are. */
@@ -34,6 +34,7 @@ export function contextError(err: DomainError): GraphQLError {
     status = 403;
   } else if (err.code === 'SERVICE_UNAVAILABLE') {
     status = 503;
+    if (err instanceof ServiceUnavailableError && err.retryAfter !== undefined) headers.set('retry-after', String(err.retryAfter));
   }
   return new GraphQLError(err.message, { originalError: err, extensions: { ...domainExtensions(err), http: { status, headers } } });
 }

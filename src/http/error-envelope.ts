@@ -1,4 +1,4 @@
-import { DomainError, RateLimitedError, UnauthenticatedError, ValidationError } from '../domain/errors';
+import { DomainError, RateLimitedError, ServiceUnavailableError, UnauthenticatedError, ValidationError } from '../domain/errors';
 import { isDatabaseUnavailable } from '../db/errors';
 
 export interface ErrorResponse {
@@ -32,7 +32,7 @@ export function envelopeFor(err: unknown): ErrorResponse | undefined {
       case 'BAD_REQUEST':
         return badRequest(err.message);
       case 'SERVICE_UNAVAILABLE':
-        return unavailable();
+        return unavailable(err instanceof ServiceUnavailableError ? err.retryAfter : undefined);
     }
   }
   if (isDatabaseUnavailable(err)) return unavailable();
@@ -42,8 +42,8 @@ export function envelopeFor(err: unknown): ErrorResponse | undefined {
 export const notFound = (): ErrorResponse => ({ status: 404, body: { error: 'RecordNotFound', description: 'Not found' } });
 export const badRequest = (description: string): ErrorResponse => ({ status: 400, body: { error: 'InvalidRequest', description } });
 export const internalError = (): ErrorResponse => ({ status: 500, body: { error: 'InternalError', description: 'Internal error' } });
-const unavailable = (): ErrorResponse => ({
+const unavailable = (retryAfter = 5): ErrorResponse => ({
   status: 503,
   body: { error: 'ServiceUnavailable', description: 'The service is temporarily unavailable; try again shortly' },
-  headers: { 'retry-after': '5' },
+  headers: { 'retry-after': String(retryAfter) },
 });

@@ -1,14 +1,19 @@
+import { isIP } from 'node:net';
 import type { Db } from '../../db/create-db';
 import type { Limits } from '../../config';
-import { ForbiddenError, RateLimitedError, UnauthenticatedError } from '../errors';
+import { ForbiddenError, RateLimitedError, ServiceUnavailableError, UnauthenticatedError } from '../errors';
 import { constantTimeEqual, hmacHex, sha256Hex } from '../crypto';
 import { allScopesValid } from '../scopes';
-import { dummyPasswordHash, verifyPassword } from './passwords';
+import { claimKdfTurn, dummyPasswordHash, KDF_BUSY_RETRY_AFTER_SECONDS, kdfQueueFullFor, verifyPassword, type KdfTurn } from './passwords';
 import type { Role, Viewer } from './viewer';
 
 export interface Credentials {
   authorization?: string;
   onBehalfOf?: string;
+  /** the client's address (Fastify's request.ip): the per-address login throttle, and the KDF queue's fairness */
+  address?: string;
+  /** the account subdomain of the Host the request came on (request-context.ts); undefined on the plain host */
+  subdomain?: string;
 }
 
 interface UserRow {
@@ -39,29 +44,66 @@ interface TokenRow {
 
 const BASIC_CACHE_TTL_MS = 60_000;
 const BASIC_CACHE_MAX = 10_000;
-// Advisory-lock namespace of the login throttle (the migration lock and the
-// rolling windows use others); any constant that every process shares.
-const LOGIN_LOCK_NAMESPACE = 727073692;
-// Expired attempts of any email removed per recorded attempt: emails tried once
-// (password spraying) would otherwise stay forever.
-const PRUNE_BATCH = 10;
 
 export interface AuthenticatorOptions {
   db: Db;
   hashKey: Buffer;
-  limits: Pick<Limits, 'loginFailures' | 'loginWindowSeconds'>;
+  limits: Pick<Limits, 'loginFailures' | 'loginAddressFailures' | 'loginWindowSeconds'>;
+}
+
+/**
+ * The client an address stands for: an IPv4-mapped IPv6 address is its IPv4
+ * address, and an IPv6 address its /64 (what one host, or one customer, gets:
+ * counting single IPv6 addresses would let a client rotate through billions).
+ */
+export function clientOf(address: string): string {
+  const bare = address.replace(/%.*$/, '');
+  if (/^::ffff:/i.test(bare) && isIP(bare.slice(7)) === 4) return bare.slice(7);
+  if (isIP(bare) !== 6) return bare;
+  const [head, tail] = bare.toLowerCase().split('::');
+  const groups = (part: string | undefined) => (part ? part.split(':').flatMap((g) => (g.includes('.') ? ['0', '0'] : [g])) : []);
+  const h = groups(head);
+  const t = groups(tail);
+  const all = tail === undefined ? h : [...h, ...Array<string>(Math.max(0, 8 - h.length - t.length)).fill('0'), ...t];
+  return `${all.slice(0, 4).map((g) => parseInt(g, 16).toString(16)).join(':')}::/64`;
+}
+
+/**
+ * The rolling-window keys of the login throttle (rate_window_take): HMACs under
+ * the service's key, so that no one can aim a key (or its lock) at another's, and
+ * the database holds neither emails nor addresses in the clear.
+ */
+export function loginEmailKey(hashKey: Buffer, emailKey: string): string {
+  return `login-email:${hmacHex(hashKey, `login-throttle\0${emailKey}`)}`;
+}
+export function loginAddressKey(hashKey: Buffer, address: string): string {
+  return `login-address:${hmacHex(hashKey, `login-address\0${clientOf(address)}`)}`;
+}
+
+interface Window {
+  key: string;
+  limit: number;
 }
 
 /**
  * Turns the Authorization (and X-On-Behalf-Of) headers into a Viewer.
- * Bearer: one indexed query, no KDF. Basic: scrypt, throttled per email in the
+ * Bearer: one indexed query, no KDF. Basic: exactly one scrypt per attempt that is
+ * not answered from the cache, throttled per email and per client address in the
  * database, with a short in-process cache of successful verifications.
+ *
+ * Which user a Basic login names (decisions, for docs/api.md): on an account's
+ * subdomain host, the active user holding the email in that account; on the plain
+ * host, the active user holding the email in the account with the lowest id (to
+ * reach another account, use its subdomain). One candidate at most, so one KDF,
+ * whatever the data: the time of an answer does not tell in how many accounts an
+ * email is held. No candidate (unknown email, inactive user, unknown subdomain):
+ * the KDF runs against a dummy hash, and the answer is the same 401.
  */
 export class Authenticator {
-  // sha256(key, email, password) → the password hash it was verified against
+  // sha256(key, subdomain, email, password) → the password hash it was verified against
   private readonly basicCache = new Map<string, { userId: string; passwordHash: string; until: number }>();
   // the same cache key → the verification (KDF) of those credentials under way in this process
-  private readonly verifying = new Map<string, Promise<UserRow | undefined>>();
+  private readonly verifying = new Map<string, Promise<unknown>>();
 
   constructor(private readonly options: AuthenticatorOptions) {}
 
@@ -76,11 +118,11 @@ export class Authenticator {
     const scheme = (space < 0 ? header : header.slice(0, space)).toLowerCase();
     const value = space < 0 ? '' : header.slice(space + 1).trim();
     if (scheme === 'bearer') {
-      const viewer = await this.bearer(value);
+      const viewer = await this.bearer(value, credentials.subdomain);
       return credentials.onBehalfOf === undefined ? viewer : this.impersonate(viewer, credentials.onBehalfOf);
     }
     if (scheme === 'basic') {
-      const viewer = await this.basic(value);
+      const viewer = await this.basic(value, credentials.address, credentials.subdomain);
       if (credentials.onBehalfOf !== undefined) throw new ForbiddenError();
       return viewer;
     }
@@ -91,7 +133,12 @@ export class Authenticator {
     return hmacHex(this.options.hashKey, token);
   }
 
-  private async bearer(token: string): Promise<Viewer> {
+  /**
+   * On a subdomain host, a token of another account (or any token, when no account
+   * has that subdomain) is refused exactly like an unknown token: 401, and no
+   * used_at touch. On the plain host a token works as it always did.
+   */
+  private async bearer(token: string, subdomain: string | undefined): Promise<Viewer> {
     if (!/^[A-Za-z0-9_-]{20,200}$/.test(token)) throw new UnauthenticatedError('Bearer');
     // One statement: the lookup, and the used_at touch (at most once a minute; the
     // guard, re-checked on the locked row, makes racing processes write once).
@@ -104,6 +151,7 @@ export class Authenticator {
            JOIN oauth_clients c ON c.id = t.client_id
           WHERE t.token_hash = $1 AND t.revoked_at IS NULL
             AND (t.expires_at IS NULL OR t.expires_at > now())
+            AND ($2::text IS NULL OR t.account_id = (SELECT a.id FROM accounts a WHERE a.subdomain = $2::text))
        ), touched AS (
          UPDATE oauth_tokens o SET used_at = now()
            FROM found
@@ -114,7 +162,7 @@ export class Authenticator {
               found.expires_at, COALESCE((SELECT used_at FROM touched), found.used_at) AS used_at,
               found.client_scopes, found.role, found.email, found.name
          FROM found`,
-      [this.hashToken(token)],
+      [this.hashToken(token), subdomain ?? null],
     );
     const row = rows[0];
     if (!row) throw new UnauthenticatedError('Bearer');
@@ -161,7 +209,7 @@ export class Authenticator {
     };
   }
 
-  private async basic(encoded: string): Promise<Viewer> {
+  private async basic(encoded: string, address: string | undefined, subdomain: string | undefined): Promise<Viewer> {
     const decoded = /^[A-Za-z0-9+/]+={0,2}$/.test(encoded) ? Buffer.from(encoded, 'base64').toString('utf8') : '';
     const colon = decoded.indexOf(':');
     if (colon <= 0) throw new UnauthenticatedError();
@@ -171,49 +219,37 @@ export class Authenticator {
     // No stored email holds NUL (PostgreSQL text cannot), so such a login names nobody.
     if (emailKey.length > 320 || password.length > 1024 || emailKey.includes('\0')) throw new UnauthenticatedError();
 
-    const failures = await this.recentFailures(emailKey);
-    if (failures.count >= this.options.limits.loginFailures) throw this.throttled(failures.retryAfter);
-    const users = await this.options.db.sql<UserRow>(
-      `SELECT id, account_id, role::text AS role, email, name, password_hash, active
-         FROM users WHERE email_key = $1 ORDER BY id`,
-      [emailKey],
-    );
-    const cacheKey = sha256Hex(`${this.options.hashKey.toString('hex')}\0${emailKey}\0${password}`);
-    let user = this.cachedMatch(cacheKey, users);
+    // The email's window first (its count decides whether a success clears anything), then the address's.
+    const windows = this.windows(emailKey, address);
+    const { counts, candidate } = await this.lookup(windows, emailKey, subdomain);
+    const blocked = counts.filter((c, i) => c.used >= windows[i].limit);
+    if (blocked.length > 0) throw this.throttled(Math.max(...blocked.map((c) => c.retryAfter)));
+    const cacheKey = sha256Hex(`${this.options.hashKey.toString('hex')}\0${subdomain ?? ''}\0${emailKey}\0${password}`);
+    let user = this.cachedMatch(cacheKey, candidate);
     const inFlight = user ? undefined : this.verifying.get(cacheKey);
     if (inFlight) {
       // The very same credentials are being verified: wait for that KDF rather than run
       // another (a client's burst of concurrent first requests costs one KDF, not one each).
       // Only a success is shared, through the cache; after a failure this is a guess of its own.
       await inFlight.catch(() => undefined);
-      user = this.cachedMatch(cacheKey, users);
+      user = this.cachedMatch(cacheKey, candidate);
     }
-    const fullVerification = !user;
+    let attemptHits: string[] = [];
     if (!user) {
-      // A full verification is a guess whose answer the caller learns: it is counted
-      // (as a failure until it succeeds) before the KDF runs, atomically across
-      // processes, so concurrent guesses cannot get past the limit.
       // (registered before its first await, so that every concurrent twin waits for it)
-      const verification = (async () => {
-        const attempt = await this.recordAttempt(emailKey);
-        if (attempt.id === undefined) throw this.throttled(attempt.retryAfter);
-        const found = await this.verify(cacheKey, users, password);
-        if (!found) {
-          // The window of a failure starts when it is known (as before the KDF was counted).
-          await this.options.db.sql('UPDATE login_failures SET created_at = now() WHERE id = $1', [attempt.id]);
-          throw new UnauthenticatedError();
-        }
-        return found;
-      })();
+      const verification = this.fullVerification(windows, cacheKey, candidate, password, address);
       this.verifying.set(cacheKey, verification);
       try {
-        user = await verification;
+        ({ user, hits: attemptHits } = await verification);
       } finally {
         if (this.verifying.get(cacheKey) === verification) this.verifying.delete(cacheKey);
       }
     }
-    // Success clears the count (and the attempt just recorded).
-    if (fullVerification || failures.count > 0) await this.options.db.sql('DELETE FROM login_failures WHERE email_key = $1', [emailKey]);
+    // Success clears the email's count (the attempt just recorded included); of the
+    // address's, only this attempt, which was no failure.
+    if (attemptHits.length > 0 || counts[0].used > 0) {
+      await this.options.db.sql('DELETE FROM rate_window_hits WHERE key = $1 OR id = ANY($2::bigint[])', [windows[0].key, attemptHits]);
+    }
     return {
       accountId: BigInt(user.account_id),
       userId: BigInt(user.id),
@@ -224,103 +260,157 @@ export class Authenticator {
     };
   }
 
+  /**
+   * One verification whose answer the caller learns, in this order:
+   * 0. when the KDF queue (passwords.ts) is already full for this client: 503 with
+   *    Retry-After at once, before any write (a burst's excess costs one read each);
+   * 1. the attempt is counted in each window, as a failure until it succeeds, before
+   *    the KDF runs, atomically across processes (rate_window_take), so that
+   *    concurrent guesses cannot get past a limit; refused by either window: 429,
+   *    and nothing counted;
+   * 2. a place in the KDF queue, claimed at once: when the queue has filled
+   *    meanwhile, 503, and the attempt is taken back (it was no failure: nothing was
+   *    verified). The same when the place is given to a fairer claim while waiting;
+   * 3. exactly one KDF; on failure, the failure's time is set to when it is known
+   *    (its window starts then, as before the KDF was counted).
+   * Only counted attempts claim places, so a burst on one email past its limit is
+   * answered 429 (not 503) as long as its counted attempts fit the queue.
+   */
+  private async fullVerification(
+    windows: Window[],
+    cacheKey: string,
+    candidate: UserRow | undefined,
+    password: string,
+    address: string | undefined,
+  ): Promise<{ user: UserRow; hits: string[] }> {
+    const client = address === undefined ? undefined : clientOf(address);
+    if (kdfQueueFullFor(client)) throw new ServiceUnavailableError(KDF_BUSY_RETRY_AFTER_SECONDS);
+    const hits = await this.recordAttempt(windows);
+    let turn: KdfTurn | undefined;
+    try {
+      turn = claimKdfTurn(client);
+      const found = await this.verify(cacheKey, candidate, password, turn);
+      if (!found) {
+        await this.options.db.sql(
+          'UPDATE rate_window_hits SET created_at = now(), expires_at = now() + make_interval(secs => $2::int) WHERE id = ANY($1::bigint[])',
+          [hits, this.options.limits.loginWindowSeconds],
+        );
+        throw new UnauthenticatedError();
+      }
+      return { user: found, hits };
+    } catch (err) {
+      if (err instanceof ServiceUnavailableError) await this.options.db.sql('DELETE FROM rate_window_hits WHERE id = ANY($1::bigint[])', [hits]);
+      throw err;
+    } finally {
+      turn?.release();
+    }
+  }
+
+  private windows(emailKey: string, address: string | undefined): Window[] {
+    const { hashKey, limits } = this.options;
+    const windows = [{ key: loginEmailKey(hashKey, emailKey), limit: limits.loginFailures }];
+    if (address !== undefined && limits.loginAddressFailures !== undefined) {
+      windows.push({ key: loginAddressKey(hashKey, address), limit: limits.loginAddressFailures });
+    }
+    return windows;
+  }
+
   private throttled(retryAfter: number): RateLimitedError {
     return new RateLimitedError(retryAfter, 'Too many failed login attempts; try again later');
   }
 
   /** The user these exact credentials were verified against within the last minute, if still valid. */
-  private cachedMatch(cacheKey: string, users: UserRow[]): UserRow | undefined {
+  private cachedMatch(cacheKey: string, candidate: UserRow | undefined): UserRow | undefined {
     const cached = this.basicCache.get(cacheKey);
     if (!cached) return undefined;
-    if (cached.until > Date.now()) {
-      // Valid only while the user still has the very hash it was checked against.
-      const same = users.find((u) => String(u.id) === cached.userId && u.active && constantTimeEqual(u.password_hash, cached.passwordHash));
-      if (same) return same;
+    if (cached.until > Date.now() && candidate) {
+      // Valid only while the candidate is still that user, with the very hash it was checked against.
+      if (String(candidate.id) === cached.userId && candidate.active && constantTimeEqual(candidate.password_hash, cached.passwordHash)) return candidate;
     }
     this.basicCache.delete(cacheKey);
     return undefined;
   }
 
-  private async verify(cacheKey: string, users: UserRow[], password: string): Promise<UserRow | undefined> {
-    const active = users.filter((u) => u.active);
-    for (const user of active) {
-      if (await verifyPassword(password, user.password_hash)) {
-        if (this.basicCache.size >= BASIC_CACHE_MAX) this.basicCache.clear();
-        this.basicCache.set(cacheKey, { userId: String(user.id), passwordHash: user.password_hash, until: Date.now() + BASIC_CACHE_TTL_MS });
-        return user;
-      }
+  /** Exactly one KDF, in the given turn: against the candidate's hash, or a dummy one when there is none. */
+  private async verify(cacheKey: string, candidate: UserRow | undefined, password: string, turn: KdfTurn): Promise<UserRow | undefined> {
+    if (candidate?.active) {
+      if (!(await verifyPassword(password, candidate.password_hash, turn))) return undefined;
+      if (this.basicCache.size >= BASIC_CACHE_MAX) this.basicCache.clear();
+      this.basicCache.set(cacheKey, { userId: String(candidate.id), passwordHash: candidate.password_hash, until: Date.now() + BASIC_CACHE_TTL_MS });
+      return candidate;
     }
-    // Unknown (or inactive) email: spend the same time as a wrong password.
-    if (active.length === 0) await verifyPassword(password, await dummyPasswordHash());
+    // No candidate: spend the same time as a wrong password.
+    await verifyPassword(password, dummyPasswordHash(), turn);
     return undefined;
   }
 
   /**
-   * The throttle lifts when the limit-th newest failure leaves the window, so
-   * Retry-After is computed from that row (database clock).
+   * One statement: each window's failures (at most its limit, the newest) and, when
+   * it is full, when it lifts (the limit-th newest failure leaves the window; database
+   * clock) — a read: the decision that counts is recordAttempt's — and the one user
+   * these credentials can name (see the class comment): on a subdomain host, in that
+   * account only; on the plain host, in the lowest account id holding the email.
+   * Inactive users are never candidates.
    */
-  private async recentFailures(emailKey: string): Promise<{ count: number; retryAfter: number }> {
-    const { loginFailures: limit, loginWindowSeconds: window } = this.options.limits;
-    const rows = await this.options.db.sql<{ retry_after: string | number }>(
-      `SELECT ceil(extract(epoch FROM (created_at + make_interval(secs => $2) - now()))) AS retry_after
-         FROM login_failures
-        WHERE email_key = $1 AND created_at > now() - make_interval(secs => $2)
-        ORDER BY created_at DESC
-        LIMIT $3`,
-      [emailKey, window, limit],
+  private async lookup(windows: Window[], emailKey: string, subdomain: string | undefined): Promise<{ counts: { used: number; retryAfter: number }[]; candidate?: UserRow }> {
+    const rows = await this.options.db.sql<{ used: number; retry_after: number | null } & Partial<UserRow>>(
+      `SELECT w.used, w.retry_after, u.id, u.account_id, u.role, u.email, u.name, u.password_hash, u.active
+         FROM unnest($1::text[], $2::int[]) WITH ORDINALITY AS k(key, lim, n)
+        CROSS JOIN LATERAL (
+          SELECT count(*)::int AS used,
+                 GREATEST(1, ceil(extract(epoch FROM min(r.created_at) + make_interval(secs => $3::int) - now())))::int AS retry_after
+            FROM (SELECT h.created_at FROM rate_window_hits h
+                   WHERE h.key = k.key AND h.created_at > now() - make_interval(secs => $3::int)
+                   ORDER BY h.created_at DESC
+                   LIMIT k.lim) r
+        ) w
+         LEFT JOIN LATERAL (
+          SELECT c.id, c.account_id, c.role::text AS role, c.email, c.name, c.password_hash, c.active
+            FROM users c
+           WHERE k.n = 1 AND c.email_key = $4 AND c.active
+             AND ($5::text IS NULL OR c.account_id = (SELECT a.id FROM accounts a WHERE a.subdomain = $5::text))
+           ORDER BY c.account_id
+           LIMIT 1
+        ) u ON true
+        ORDER BY k.n`,
+      [windows.map((w) => w.key), windows.map((w) => w.limit), this.options.limits.loginWindowSeconds, emailKey, subdomain ?? null],
     );
-    const last = rows[rows.length - 1];
-    return { count: rows.length, retryAfter: last ? Math.max(1, Number(last.retry_after)) : 0 };
+    const first = rows[0];
+    return {
+      counts: rows.map((r) => ({ used: Number(r.used), retryAfter: r.retry_after ?? 1 })),
+      candidate: first?.id === null || first?.id === undefined ? undefined : (first as UserRow),
+    };
   }
 
   /**
-   * Records one attempt for the email if fewer than the limit are in the window.
-   * Exact across processes: a transaction-scoped advisory lock per email (keyed by
-   * its HMAC, so nobody can aim a collision at someone else's lock) serialises the
-   * decisions, and the decision statement starts after the lock, so it sees every
-   * attempt committed before. The lock is held for this one statement, never
-   * during the KDF. The same statement drops the email's attempts that left the
-   * window, and the oldest expired ones of any email, so the table stays small.
+   * Records one attempt in every window, or in none: rate_window_take on each key,
+   * the address's before the email's (the email's runs only when the address's
+   * allowed: the lateral subquery's filter), in one statement, whose transaction
+   * holds both keys' advisory locks until it ends; always taking them in the same
+   * order cannot deadlock. When one refuses (429), the hit the other recorded is
+   * deleted: a refused attempt is not a new failure. Returns the recorded hits' ids.
    */
-  private async recordAttempt(emailKey: string): Promise<{ id?: string; retryAfter: number }> {
-    const { loginFailures: limit, loginWindowSeconds: window } = this.options.limits;
-    // Hex digits only, so the lock statement can go as a literal with BEGIN (one round trip).
-    const lockKey = hmacHex(this.options.hashKey, `login-throttle\0${emailKey}`);
-    const lock = `SELECT pg_advisory_xact_lock(${LOGIN_LOCK_NAMESPACE}, hashtext('${lockKey}'))`;
-    const [row] = await this.options.db.transaction(
-      (sql) =>
-        sql<{ id: string | bigint | null; retry_after: number | null }>(
-          `WITH clock AS (SELECT clock_timestamp() AS now),
-          expired AS (
-            DELETE FROM login_failures f USING clock
-             WHERE f.email_key = $1 AND f.created_at <= clock.now - make_interval(secs => $2::int)
-          ),
-          oldest_expired AS (
-            DELETE FROM login_failures f USING clock
-             WHERE f.id IN (SELECT id FROM login_failures ORDER BY id LIMIT $4::int FOR UPDATE SKIP LOCKED)
-               AND f.email_key <> $1 AND f.created_at <= clock.now - make_interval(secs => $2::int)
-          ),
-          recent AS (
-            SELECT f.created_at FROM login_failures f, clock
-             WHERE f.email_key = $1 AND f.created_at > clock.now - make_interval(secs => $2::int)
-             ORDER BY f.created_at DESC LIMIT $3::int
-          ),
-          counted AS (
-            SELECT count(recent.created_at)::int AS used,
-                   GREATEST(1, ceil(extract(epoch FROM min(recent.created_at) + make_interval(secs => $2::int) - clock.now)))::int AS retry_after
-              FROM clock LEFT JOIN recent ON true
-             GROUP BY clock.now
-          ),
-          recorded AS (
-            INSERT INTO login_failures (email_key, created_at)
-            SELECT $1, clock.now FROM counted, clock WHERE counted.used < $3::int
-            RETURNING id
+  private async recordAttempt(windows: Window[]): Promise<string[]> {
+    const { loginWindowSeconds: seconds } = this.options.limits;
+    const [email, address] = windows;
+    type Row = { a_allowed: boolean; a_hit: string | number | null; a_retry: number | null; e_allowed: boolean | null; e_hit: string | number | null; e_retry: number | null };
+    const [row] =
+      address === undefined
+        ? await this.options.db.sql<Row>(
+            `SELECT true AS a_allowed, NULL::bigint AS a_hit, NULL::int AS a_retry, e.allowed AS e_allowed, e.hit_id AS e_hit, e.retry_after AS e_retry
+               FROM rate_window_take($1::text, $2::int, $3::int) e`,
+            [email.key, email.limit, seconds],
           )
-          SELECT (SELECT id FROM recorded) AS id, retry_after FROM counted`,
-          [emailKey, window, limit, PRUNE_BATCH],
-        ),
-      lock,
-    );
-    return { id: row.id === null ? undefined : String(row.id), retryAfter: row.retry_after ?? 1 };
+        : await this.options.db.sql<Row>(
+            `SELECT a.allowed AS a_allowed, a.hit_id AS a_hit, a.retry_after AS a_retry,
+                    e.allowed AS e_allowed, e.hit_id AS e_hit, e.retry_after AS e_retry
+               FROM rate_window_take($1::text, $2::int, $5::int) a
+               LEFT JOIN LATERAL (SELECT * FROM rate_window_take($3::text, $4::int, $5::int) WHERE a.allowed) e ON true`,
+            [address.key, address.limit, email.key, email.limit, seconds],
+          );
+    const hits = [row.e_hit, row.a_hit].filter((id) => id !== null && id !== undefined).map(String);
+    if (row.a_allowed && row.e_allowed) return hits;
+    if (hits.length > 0) await this.options.db.sql('DELETE FROM rate_window_hits WHERE id = ANY($1::bigint[])', [hits]);
+    throw this.throttled((row.a_allowed ? row.e_retry : row.a_retry) ?? 1);
   }
 }

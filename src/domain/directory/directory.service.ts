@@ -8,7 +8,11 @@ import type { Role } from '../auth/viewer';
 // Accounts, users, voice phone numbers and groups: managed by the CLI (API.md §9),
 // read by GraphQL. Every read is scoped to one account.
 
-export interface AccountRecord { id: bigint; name: string; omnichannelRouting: boolean; createdAt: Date }
+/** subdomain: the account's host, {subdomain}.<PUBLIC_URL's host> (src/http/request-context.ts) */
+export interface AccountRecord { id: bigint; name: string; subdomain: string; omnichannelRouting: boolean; createdAt: Date }
+
+/** An account's subdomain: one DNS label, lower case (the accounts_subdomain_format check of the database). */
+export const SUBDOMAIN_PATTERN = /^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$/;
 export interface UserRecord { id: bigint; accountId: bigint; name: string; email: string; role: Role; active: boolean; createdAt: Date }
 export interface PhoneNumberRecord { id: bigint; accountId: bigint; number: string; callbackEnabled: boolean; createdAt: Date }
 export interface GroupRecord { id: bigint; accountId: bigint; name: string; createdAt: Date }
@@ -23,17 +27,32 @@ function isUniqueViolation(err: unknown): boolean {
 export class DirectoryService {
   constructor(private readonly prisma: PrismaClient) {}
 
-  async createAccount(name: string): Promise<AccountRecord> {
+  /**
+   * Without a subdomain, the database derives one from the name (its slug, with the
+   * id appended when taken: prisma/functions/account_subdomain_for.sql).
+   */
+  async createAccount(name: string, subdomain?: string): Promise<AccountRecord> {
     const v = new Validator();
     const trimmed = name.trim();
     if (!trimmed) v.add('name', 'BlankValue', 'Name: cannot be blank');
     else if (trimmed.length > 255) v.add('name', 'TooLong', 'Name: is too long (maximum is 255 characters)');
+    const sub = subdomain?.trim().toLowerCase();
+    if (sub !== undefined) {
+      if (!sub) v.add('subdomain', 'BlankValue', 'Subdomain: cannot be blank');
+      else if (sub.length > 63) v.add('subdomain', 'TooLong', 'Subdomain: is too long (maximum is 63 characters)');
+      else if (!SUBDOMAIN_PATTERN.test(sub)) {
+        v.add('subdomain', 'InvalidValue', `Subdomain: ${sub} must be letters a-z, digits and "-", neither first nor last`);
+      }
+    }
     v.throwIfAny();
     try {
-      return await this.prisma.account.create({ data: { name: trimmed } });
+      return await this.prisma.account.create({ data: sub === undefined ? { name: trimmed } : { name: trimmed, subdomain: sub } });
     } catch (err) {
-      if (isUniqueViolation(err)) throw new ValidationError({ name: [{ error: 'InvalidValue', description: `Name: ${trimmed} is already taken` }] });
-      throw err;
+      if (!isUniqueViolation(err)) throw err;
+      if (sub !== undefined && !(await this.prisma.account.findUnique({ where: { name: trimmed }, select: { id: true } }))) {
+        throw new ValidationError({ subdomain: [{ error: 'InvalidValue', description: `Subdomain: ${sub} is already taken` }] });
+      }
+      throw new ValidationError({ name: [{ error: 'InvalidValue', description: `Name: ${trimmed} is already taken` }] });
     }
   }
 

@@ -55,6 +55,8 @@ export const graphql = fp<GraphQLPluginOptions>(async (fastify, { schema, buildC
   fastify.route({
     url: '/graphql',
     method: ['GET', 'POST', 'OPTIONS'],
+    // Apollo's integration builds a URL from the Host before our context: a bad Host is refused (or made plain) first
+    onRequest: buildContext.guardHost,
     handler: fastifyApolloHandler(apollo, {
       context: async (request) => {
         try {
