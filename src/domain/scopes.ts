@@ -35,3 +35,19 @@ export function scopesGrant(scopes: readonly string[], access: Access): boolean 
 export function clientAllows(clientScopes: string, access: Access): boolean {
   return clientScopes.split(/\s+/).includes(access);
 }
+
+const ACCESS_WORDS: Record<string, string> = {
+  read: 'Read your help desk data',
+  write: 'Create, change and delete your help desk data',
+  impersonate: 'Make requests on behalf of end users',
+};
+
+/** A scope in words, for the consent page ("tickets:read" → "Read tickets"). */
+export function describeScope(scope: string): string {
+  if (ACCESS_WORDS[scope]) return ACCESS_WORDS[scope];
+  const [resource, access] = scope.split(':');
+  const name = resource.replace(/_/g, ' ');
+  if (access === 'read') return `Read ${name}`;
+  if (access === 'write') return `Create, change and delete ${name}`;
+  return `Read and change ${name}`;
+}

@@ -1,6 +1,7 @@
 import type { Db } from '../db/create-db';
 import type { Limits } from '../config';
 import { Authenticator } from './auth/authenticator';
+import { LoginRepository } from './auth/login.repository';
 import { DirectoryService } from './directory/directory.service';
 import { OAuthClientService } from './oauth-clients/oauth-client.service';
 import { CallbackRequestService } from './callback-requests/callback-request.service';
@@ -23,7 +24,7 @@ export function createServices(options: ServiceOptions) {
   return {
     db,
     limits,
-    authenticator: new Authenticator({ db, hashKey, limits }),
+    authenticator: new Authenticator({ logins: new LoginRepository(db), tokens, hashKey, limits }),
     directory: new DirectoryService(db.prisma),
     oauthClients: new OAuthClientService(new OAuthClientRepository(db), tokens, hashKey),
     callbackRequests: new CallbackRequestService(new CallbackRequestRepository(db), limits),

@@ -1,11 +1,12 @@
 import { isIP } from 'node:net';
-import type { Db } from '../../db/create-db';
+import type { LoginRepository, LoginWindow, UserRow } from './login.repository';
+import type { OAuthTokenRepository } from '../oauth-tokens/oauth-token.repository';
 import type { Limits } from '../../config';
 import { ForbiddenError, RateLimitedError, ServiceUnavailableError, UnauthenticatedError } from '../errors';
 import { constantTimeEqual, hmacHex, sha256Hex } from '../crypto';
 import { allScopesValid } from '../scopes';
 import { claimKdfTurn, dummyPasswordHash, KDF_BUSY_RETRY_AFTER_SECONDS, kdfQueueFullFor, verifyPassword, type KdfTurn } from './passwords';
-import type { Role, Viewer } from './viewer';
+import type { Viewer } from './viewer';
 
 export interface Credentials {
   authorization?: string;
@@ -16,37 +17,14 @@ export interface Credentials {
   subdomain?: string;
 }
 
-interface UserRow {
-  id: string | bigint;
-  account_id: string | bigint;
-  role: Role;
-  email: string;
-  name: string;
-  password_hash: string;
-  active: boolean;
-}
-
-interface TokenRow {
-  id: string | bigint;
-  account_id: string | bigint;
-  user_id: string | bigint;
-  scopes: string[];
-  client_id: string | bigint;
-  token_prefix: string;
-  created_at: Date;
-  expires_at: Date | null;
-  used_at: Date | null;
-  client_scopes: string;
-  role: Role;
-  email: string;
-  name: string;
-}
-
 const BASIC_CACHE_TTL_MS = 60_000;
 const BASIC_CACHE_MAX = 10_000;
 
 export interface AuthenticatorOptions {
-  db: Db;
+  /** every statement of the login: credential lookup and throttle windows */
+  logins: LoginRepository;
+  /** the Bearer lookup */
+  tokens: OAuthTokenRepository;
   hashKey: Buffer;
   limits: Pick<Limits, 'loginFailures' | 'loginAddressFailures' | 'loginWindowSeconds'>;
 }
@@ -78,11 +56,6 @@ export function loginEmailKey(hashKey: Buffer, emailKey: string): string {
 }
 export function loginAddressKey(hashKey: Buffer, address: string): string {
   return `login-address:${hmacHex(hashKey, `login-address\0${clientOf(address)}`)}`;
-}
-
-interface Window {
-  key: string;
-  limit: number;
 }
 
 /**
@@ -140,62 +113,26 @@ export class Authenticator {
    */
   private async bearer(token: string, subdomain: string | undefined): Promise<Viewer> {
     if (!/^[A-Za-z0-9_-]{20,200}$/.test(token)) throw new UnauthenticatedError('Bearer');
-    // One statement: the lookup, and the used_at touch (at most once a minute; the
-    // guard, re-checked on the locked row, makes racing processes write once).
-    const rows = await this.options.db.sql<TokenRow>(
-      `WITH found AS (
-         SELECT t.id, t.account_id, t.user_id, t.scopes, t.client_id, t.token_prefix, t.created_at, t.expires_at, t.used_at,
-                c.scopes AS client_scopes, u.role::text AS role, u.email, u.name
-           FROM oauth_tokens t
-           JOIN users u ON u.id = t.user_id AND u.active
-           JOIN oauth_clients c ON c.id = t.client_id
-          WHERE t.token_hash = $1 AND t.revoked_at IS NULL
-            AND (t.expires_at IS NULL OR t.expires_at > now())
-            AND ($2::text IS NULL OR t.account_id = (SELECT a.id FROM accounts a WHERE a.subdomain = $2::text))
-       ), touched AS (
-         UPDATE oauth_tokens o SET used_at = now()
-           FROM found
-          WHERE o.id = found.id AND (o.used_at IS NULL OR o.used_at < now() - interval '60 seconds')
-         RETURNING o.used_at
-       )
-       SELECT found.id, found.account_id, found.user_id, found.scopes, found.client_id, found.token_prefix, found.created_at,
-              found.expires_at, COALESCE((SELECT used_at FROM touched), found.used_at) AS used_at,
-              found.client_scopes, found.role, found.email, found.name
-         FROM found`,
-      [this.hashToken(token), subdomain ?? null],
-    );
-    const row = rows[0];
-    if (!row) throw new UnauthenticatedError('Bearer');
+    const found = await this.options.tokens.findPresented(this.hashToken(token), subdomain);
+    if (!found) throw new UnauthenticatedError('Bearer');
+    const { record } = found;
     // A token with any invalid scope is refused outright (seed §4.3 rule 6).
-    if (!allScopesValid(row.scopes)) throw new ForbiddenError();
+    if (!allScopesValid(record.scopes)) throw new ForbiddenError();
     return {
-      accountId: BigInt(row.account_id),
-      userId: BigInt(row.user_id),
-      role: row.role,
-      email: row.email,
-      name: row.name,
+      accountId: record.accountId,
+      userId: record.userId,
+      role: found.role,
+      email: found.email,
+      name: found.name,
       via: 'bearer',
-      token: {
-        id: BigInt(row.id),
-        scopes: row.scopes,
-        clientScopes: row.client_scopes,
-        row: {
-          accountId: BigInt(row.account_id), clientId: BigInt(row.client_id), userId: BigInt(row.user_id), tokenPrefix: row.token_prefix,
-          scopes: row.scopes, createdAt: row.created_at, expiresAt: row.expires_at, usedAt: row.used_at,
-        },
-      },
+      token: { id: record.id, scopes: record.scopes, clientScopes: found.clientScopes, record },
     };
   }
 
   private async impersonate(viewer: Viewer, email: string): Promise<Viewer> {
     const token = viewer.token;
     if (!token || viewer.role !== 'admin' || !token.scopes.includes('impersonate') || email.includes('\0')) throw new ForbiddenError();
-    const rows = await this.options.db.sql<UserRow>(
-      `SELECT id, account_id, role::text AS role, email, name, password_hash, active
-         FROM users WHERE account_id = $1 AND email_key = $2 AND active AND role = 'end_user'`,
-      [String(viewer.accountId), email.trim().toLowerCase()],
-    );
-    const target = rows[0];
+    const target = await this.options.logins.activeEndUser(viewer.accountId, email.trim().toLowerCase());
     if (!target) throw new ForbiddenError();
     return {
       accountId: viewer.accountId,
@@ -248,7 +185,7 @@ export class Authenticator {
     // Success clears the email's count (the attempt just recorded included); of the
     // address's, only this attempt, which was no failure.
     if (attemptHits.length > 0 || counts[0].used > 0) {
-      await this.options.db.sql('DELETE FROM rate_window_hits WHERE key = $1 OR id = ANY($2::bigint[])', [windows[0].key, attemptHits]);
+      await this.options.logins.clear(windows[0].key, attemptHits);
     }
     return {
       accountId: BigInt(user.account_id),
@@ -277,7 +214,7 @@ export class Authenticator {
    * answered 429 (not 503) as long as its counted attempts fit the queue.
    */
   private async fullVerification(
-    windows: Window[],
+    windows: LoginWindow[],
     cacheKey: string,
     candidate: UserRow | undefined,
     password: string,
@@ -291,22 +228,19 @@ export class Authenticator {
       turn = claimKdfTurn(client);
       const found = await this.verify(cacheKey, candidate, password, turn);
       if (!found) {
-        await this.options.db.sql(
-          'UPDATE rate_window_hits SET created_at = now(), expires_at = now() + make_interval(secs => $2::int) WHERE id = ANY($1::bigint[])',
-          [hits, this.options.limits.loginWindowSeconds],
-        );
+        await this.options.logins.failedNow(hits, this.options.limits.loginWindowSeconds);
         throw new UnauthenticatedError();
       }
       return { user: found, hits };
     } catch (err) {
-      if (err instanceof ServiceUnavailableError) await this.options.db.sql('DELETE FROM rate_window_hits WHERE id = ANY($1::bigint[])', [hits]);
+      if (err instanceof ServiceUnavailableError) await this.options.logins.takeBack(hits);
       throw err;
     } finally {
       turn?.release();
     }
   }
 
-  private windows(emailKey: string, address: string | undefined): Window[] {
+  private windows(emailKey: string, address: string | undefined): LoginWindow[] {
     const { hashKey, limits } = this.options;
     const windows = [{ key: loginEmailKey(hashKey, emailKey), limit: limits.loginFailures }];
     if (address !== undefined && limits.loginAddressFailures !== undefined) {
@@ -352,34 +286,8 @@ export class Authenticator {
    * account only; on the plain host, in the lowest account id holding the email.
    * Inactive users are never candidates.
    */
-  private async lookup(windows: Window[], emailKey: string, subdomain: string | undefined): Promise<{ counts: { used: number; retryAfter: number }[]; candidate?: UserRow }> {
-    const rows = await this.options.db.sql<{ used: number; retry_after: number | null } & Partial<UserRow>>(
-      `SELECT w.used, w.retry_after, u.id, u.account_id, u.role, u.email, u.name, u.password_hash, u.active
-         FROM unnest($1::text[], $2::int[]) WITH ORDINALITY AS k(key, lim, n)
-        CROSS JOIN LATERAL (
-          SELECT count(*)::int AS used,
-                 GREATEST(1, ceil(extract(epoch FROM min(r.created_at) + make_interval(secs => $3::int) - now())))::int AS retry_after
-            FROM (SELECT h.created_at FROM rate_window_hits h
-                   WHERE h.key = k.key AND h.created_at > now() - make_interval(secs => $3::int)
-                   ORDER BY h.created_at DESC
-                   LIMIT k.lim) r
-        ) w
-         LEFT JOIN LATERAL (
-          SELECT c.id, c.account_id, c.role::text AS role, c.email, c.name, c.password_hash, c.active
-            FROM users c
-           WHERE k.n = 1 AND c.email_key = $4 AND c.active
-             AND ($5::text IS NULL OR c.account_id = (SELECT a.id FROM accounts a WHERE a.subdomain = $5::text))
-           ORDER BY c.account_id
-           LIMIT 1
-        ) u ON true
-        ORDER BY k.n`,
-      [windows.map((w) => w.key), windows.map((w) => w.limit), this.options.limits.loginWindowSeconds, emailKey, subdomain ?? null],
-    );
-    const first = rows[0];
-    return {
-      counts: rows.map((r) => ({ used: Number(r.used), retryAfter: r.retry_after ?? 1 })),
-      candidate: first?.id === null || first?.id === undefined ? undefined : (first as UserRow),
-    };
+  private lookup(windows: LoginWindow[], emailKey: string, subdomain: string | undefined) {
+    return this.options.logins.lookup(windows, this.options.limits.loginWindowSeconds, emailKey, subdomain);
   }
 
   /**
@@ -390,27 +298,9 @@ export class Authenticator {
    * order cannot deadlock. When one refuses (429), the hit the other recorded is
    * deleted: a refused attempt is not a new failure. Returns the recorded hits' ids.
    */
-  private async recordAttempt(windows: Window[]): Promise<string[]> {
-    const { loginWindowSeconds: seconds } = this.options.limits;
-    const [email, address] = windows;
-    type Row = { a_allowed: boolean; a_hit: string | number | null; a_retry: number | null; e_allowed: boolean | null; e_hit: string | number | null; e_retry: number | null };
-    const [row] =
-      address === undefined
-        ? await this.options.db.sql<Row>(
-            `SELECT true AS a_allowed, NULL::bigint AS a_hit, NULL::int AS a_retry, e.allowed AS e_allowed, e.hit_id AS e_hit, e.retry_after AS e_retry
-               FROM rate_window_take($1::text, $2::int, $3::int) e`,
-            [email.key, email.limit, seconds],
-          )
-        : await this.options.db.sql<Row>(
-            `SELECT a.allowed AS a_allowed, a.hit_id AS a_hit, a.retry_after AS a_retry,
-                    e.allowed AS e_allowed, e.hit_id AS e_hit, e.retry_after AS e_retry
-               FROM rate_window_take($1::text, $2::int, $5::int) a
-               LEFT JOIN LATERAL (SELECT * FROM rate_window_take($3::text, $4::int, $5::int) WHERE a.allowed) e ON true`,
-            [address.key, address.limit, email.key, email.limit, seconds],
-          );
-    const hits = [row.e_hit, row.a_hit].filter((id) => id !== null && id !== undefined).map(String);
-    if (row.a_allowed && row.e_allowed) return hits;
-    if (hits.length > 0) await this.options.db.sql('DELETE FROM rate_window_hits WHERE id = ANY($1::bigint[])', [hits]);
-    throw this.throttled((row.a_allowed ? row.e_retry : row.a_retry) ?? 1);
+  private async recordAttempt(windows: LoginWindow[]): Promise<string[]> {
+    const taken = await this.options.logins.recordAttempt(windows, this.options.limits.loginWindowSeconds);
+    if ('hits' in taken) return taken.hits;
+    throw this.throttled(taken.retryAfter);
   }
 }

@@ -1,3 +1,5 @@
+import type { OAuthTokenRecord } from '../oauth-tokens/oauth-token.repository';
+
 export type Role = 'admin' | 'agent' | 'end_user';
 
 export interface PresentedToken {
@@ -5,19 +7,8 @@ export interface PresentedToken {
   scopes: string[];
   /** the client's "read"/"write"/"read write": caps the token */
   clientScopes: string;
-  /** the token's row as the authenticator read it, so that "current" costs no second query */
-  row?: PresentedTokenRow;
-}
-
-export interface PresentedTokenRow {
-  accountId: bigint;
-  clientId: bigint | null;
-  userId: bigint;
-  tokenPrefix: string;
-  scopes: string[];
-  createdAt: Date;
-  expiresAt: Date | null;
-  usedAt: Date | null;
+  /** the token's record as the authenticator read it, so that "current" costs no second query */
+  record: OAuthTokenRecord;
 }
 
 /** Who a request acts as, established once per request by the authenticator. */

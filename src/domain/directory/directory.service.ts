@@ -98,6 +98,10 @@ export class DirectoryService {
     return this.prisma.user.findMany({ where: { accountId, id: { in: [...ids] } }, select: USER_FIELDS });
   }
 
+  findAccount(id: bigint): Promise<AccountRecord | null> {
+    return this.prisma.account.findUnique({ where: { id } });
+  }
+
   findUser(accountId: bigint, id: bigint): Promise<UserRecord | null> {
     return this.prisma.user.findFirst({ where: { accountId, id }, select: USER_FIELDS });
   }

@@ -97,9 +97,9 @@ export class OAuthTokenRepository {
    * The live, unexpired token with this hash, whose user is active and whose
    * client exists, in one statement with the used_at touch (at most once a
    * minute; the guard, re-checked on the locked row, makes racing processes
-   * write once).
+   * write once). With a subdomain, only a token of that account is found.
    */
-  async findPresented(tokenHash: string): Promise<PresentedTokenRow | null> {
+  async findPresented(tokenHash: string, subdomain: string | undefined): Promise<PresentedTokenRow | null> {
     const [row] = await this.db.sql<SqlRow & { client_scopes: string; role: Role; email: string; name: string }>(
       `WITH found AS (
          SELECT ${COLUMNS}, c.scopes AS client_scopes, u.role::text AS role, u.email, u.name
@@ -108,6 +108,7 @@ export class OAuthTokenRepository {
            JOIN oauth_clients c ON c.id = t.client_id
           WHERE t.token_hash = $1 AND t.revoked_at IS NULL
             AND (t.expires_at IS NULL OR t.expires_at > now())
+            AND ($2::text IS NULL OR t.account_id = (SELECT a.id FROM accounts a WHERE a.subdomain = $2::text))
        ), touched AS (
          UPDATE oauth_tokens o SET used_at = now()
            FROM found
@@ -118,7 +119,7 @@ export class OAuthTokenRepository {
               found.expires_at, COALESCE((SELECT used_at FROM touched), found.used_at) AS used_at,
               found.client_scopes, found.role, found.email, found.name
          FROM found`,
-      [tokenHash],
+      [tokenHash, subdomain ?? null],
     );
     if (!row) return null;
     return { record: toRecord(row), clientScopes: row.client_scopes, role: row.role, email: row.email, name: row.name };

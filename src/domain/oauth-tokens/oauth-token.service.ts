@@ -61,10 +61,7 @@ export class OAuthTokenService {
   async findCurrent(viewer: Viewer): Promise<OAuthTokenRecord> {
     if (!viewer.token) throw new BadRequestError('No access token was presented: use Authorization: Bearer <token>');
     // The authenticator has just read the live row (the hot path: one statement per request).
-    const { row } = viewer.token;
-    if (!row) throw new NotFoundError();
-    const { tokenPrefix, ...rest } = row;
-    return { id: viewer.token.id, token: tokenPrefix, ...rest };
+    return viewer.token.record;
   }
 
   async revoke(viewer: Viewer, rawId: unknown): Promise<void> {

@@ -12,7 +12,7 @@ export class DirectoryResolver {
     const v = viewer!;
     const [user, account] = await Promise.all([
       services.directory.findUser(v.accountId, v.userId),
-      services.db.prisma.account.findUnique({ where: { id: v.accountId } }),
+      services.directory.findAccount(v.accountId),
     ]);
     if (!user || !account) throw new NotFoundError();
     return Object.assign(new Me(), User.from(user), { account: Account.from(account), authenticatedVia: v.via });

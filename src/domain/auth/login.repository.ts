@@ -1,0 +1,129 @@
+import type { Db } from '../../db/create-db';
+import type { Role } from './viewer';
+
+// Every statement of a login (authenticator.ts): the credentials' user and the
+// login throttle's rolling windows (rate_window_hits rows of login-… keys; the
+// table's other keys belong to the callback limit, decided inside the database
+// function create_callback_request). The lookup reads users and the windows in
+// one statement, so that a Basic request costs one round trip before its KDF.
+
+export interface UserRow {
+  id: string | bigint;
+  account_id: string | bigint;
+  role: Role;
+  email: string;
+  name: string;
+  password_hash: string;
+  active: boolean;
+}
+
+/** A rolling window of the login throttle: a key (an HMAC, never the email or address) and its limit. */
+export interface LoginWindow {
+  key: string;
+  limit: number;
+}
+
+const USER_COLUMNS = 'id, account_id, role::text AS role, email, name, password_hash, active';
+
+export class LoginRepository {
+  constructor(private readonly db: Pick<Db, 'sql'>) {}
+
+  /**
+   * The hits of each window (the newest `limit`, with the seconds until the oldest
+   * of them leaves), and the one user these credentials can name: on a subdomain
+   * host the active user holding the email in that account, on the plain host the
+   * one in the account with the lowest id.
+   */
+  async lookup(
+    windows: LoginWindow[],
+    windowSeconds: number,
+    emailKey: string,
+    subdomain: string | undefined,
+  ): Promise<{ counts: { used: number; retryAfter: number }[]; candidate?: UserRow }> {
+    const rows = await this.db.sql<{ used: number; retry_after: number | null } & Partial<UserRow>>(
+      `SELECT w.used, w.retry_after, u.id, u.account_id, u.role, u.email, u.name, u.password_hash, u.active
+         FROM unnest($1::text[], $2::int[]) WITH ORDINALITY AS k(key, lim, n)
+        CROSS JOIN LATERAL (
+          SELECT count(*)::int AS used,
+                 GREATEST(1, ceil(extract(epoch FROM min(r.created_at) + make_interval(secs => $3::int) - now())))::int AS retry_after
+            FROM (SELECT h.created_at FROM rate_window_hits h
+                   WHERE h.key = k.key AND h.created_at > now() - make_interval(secs => $3::int)
+                   ORDER BY h.created_at DESC
+                   LIMIT k.lim) r
+        ) w
+         LEFT JOIN LATERAL (
+          SELECT c.id, c.account_id, c.role::text AS role, c.email, c.name, c.password_hash, c.active
+            FROM users c
+           WHERE k.n = 1 AND c.email_key = $4 AND c.active
+             AND ($5::text IS NULL OR c.account_id = (SELECT a.id FROM accounts a WHERE a.subdomain = $5::text))
+           ORDER BY c.account_id
+           LIMIT 1
+        ) u ON true
+        ORDER BY k.n`,
+      [windows.map((w) => w.key), windows.map((w) => w.limit), windowSeconds, emailKey, subdomain ?? null],
+    );
+    const first = rows[0];
+    return {
+      counts: rows.map((r) => ({ used: Number(r.used), retryAfter: r.retry_after ?? 1 })),
+      candidate: first?.id === null || first?.id === undefined ? undefined : (first as UserRow),
+    };
+  }
+
+  /**
+   * Records one attempt in every window, or in none: rate_window_take on each key,
+   * the address's before the email's (the email's runs only when the address's
+   * allowed: the lateral subquery's filter), in one statement, whose transaction
+   * holds both keys' advisory locks until it ends; always taking them in the same
+   * order cannot deadlock. When one refuses, the hit the other recorded is deleted:
+   * a refused attempt is not a new failure. Windows: [email, address?].
+   */
+  async recordAttempt(windows: LoginWindow[], seconds: number): Promise<{ hits: string[] } | { retryAfter: number }> {
+    const [email, address] = windows;
+    type Row = { a_allowed: boolean; a_hit: string | number | null; a_retry: number | null; e_allowed: boolean | null; e_hit: string | number | null; e_retry: number | null };
+    const [row] =
+      address === undefined
+        ? await this.db.sql<Row>(
+            `SELECT true AS a_allowed, NULL::bigint AS a_hit, NULL::int AS a_retry, e.allowed AS e_allowed, e.hit_id AS e_hit, e.retry_after AS e_retry
+               FROM rate_window_take($1::text, $2::int, $3::int) e`,
+            [email.key, email.limit, seconds],
+          )
+        : await this.db.sql<Row>(
+            `SELECT a.allowed AS a_allowed, a.hit_id AS a_hit, a.retry_after AS a_retry,
+                    e.allowed AS e_allowed, e.hit_id AS e_hit, e.retry_after AS e_retry
+               FROM rate_window_take($1::text, $2::int, $5::int) a
+               LEFT JOIN LATERAL (SELECT * FROM rate_window_take($3::text, $4::int, $5::int) WHERE a.allowed) e ON true`,
+            [address.key, address.limit, email.key, email.limit, seconds],
+          );
+    const hits = [row.e_hit, row.a_hit].filter((id) => id !== null && id !== undefined).map(String);
+    if (row.a_allowed && row.e_allowed) return { hits };
+    await this.takeBack(hits);
+    return { retryAfter: (row.a_allowed ? row.e_retry : row.a_retry) ?? 1 };
+  }
+
+  /** A failure's window starts when it is known (after the KDF), not when it was counted. */
+  async failedNow(hits: string[], seconds: number): Promise<void> {
+    await this.db.sql('UPDATE rate_window_hits SET created_at = now(), expires_at = now() + make_interval(secs => $2::int) WHERE id = ANY($1::bigint[])', [
+      hits,
+      seconds,
+    ]);
+  }
+
+  /** Attempts that were no failure (nothing was verified): not counted after all. */
+  async takeBack(hits: string[]): Promise<void> {
+    if (hits.length > 0) await this.db.sql('DELETE FROM rate_window_hits WHERE id = ANY($1::bigint[])', [hits]);
+  }
+
+  /** A success clears the email's window, and of the others only this attempt's hits. */
+  async clear(emailWindowKey: string, hits: string[]): Promise<void> {
+    await this.db.sql('DELETE FROM rate_window_hits WHERE key = $1 OR id = ANY($2::bigint[])', [emailWindowKey, hits]);
+  }
+
+  /** The active end user of the account with this email (X-On-Behalf-Of). */
+  async activeEndUser(accountId: bigint, emailKey: string): Promise<UserRow | undefined> {
+    const [row] = await this.db.sql<UserRow>(`SELECT ${USER_COLUMNS} FROM users WHERE account_id = $1 AND email_key = $2 AND active AND role = 'end_user'`, [
+      String(accountId),
+      emailKey,
+    ]);
+    return row;
+  }
+}

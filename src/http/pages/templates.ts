@@ -1,0 +1,109 @@
+// Server-rendered pages of the authorization endpoint (login, consent, errors):
+// plain HTML and a little inline CSS, no script, no build step. Every value that
+// comes from a client or a user goes through escapeHtml().
+
+const ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
+
+export function escapeHtml(value: string): string {
+  return value.replace(/[&<>"']/g, (c) => ESCAPES[c]);
+}
+
+const STYLE = `
+  *{box-sizing:border-box}
+  body{margin:0;min-height:100vh;display:flex;align-items:center;justify-content:center;
+       font:16px/1.5 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;background:#f3f5f7;color:#1f2933}
+  main{width:100%;max-width:420px;margin:24px;padding:32px;background:#fff;border-radius:12px;
+       box-shadow:0 1px 3px rgba(0,0,0,.08),0 8px 24px rgba(0,0,0,.06)}
+  h1{font-size:22px;margin:0 0 8px}
+  p{margin:0 0 16px;color:#52606d}
+  .app{font-weight:600;color:#1f2933}
+  label{display:block;font-weight:600;margin:16px 0 4px}
+  input[type=email],input[type=password]{width:100%;padding:10px 12px;border:1px solid #cbd2d9;border-radius:8px;font:inherit}
+  input:focus{outline:2px solid #2f80ed;outline-offset:1px}
+  .actions{display:flex;gap:12px;margin-top:24px}
+  button{flex:1;padding:10px 16px;border-radius:8px;border:1px solid #2f80ed;font:inherit;font-weight:600;cursor:pointer}
+  button.primary{background:#2f80ed;color:#fff}
+  button.secondary{background:#fff;color:#2f80ed}
+  ul.scopes{margin:0 0 8px;padding:0;list-style:none}
+  ul.scopes li{padding:10px 12px;margin:0 0 8px;background:#f3f5f7;border-radius:8px}
+  .error{padding:10px 12px;margin:0 0 16px;border-radius:8px;background:#fdecea;color:#8a1c1c}
+  .muted{font-size:14px;color:#7b8794}
+`;
+
+export function layout(title: string, body: string): string {
+  return `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="referrer" content="no-referrer">
+<title>${escapeHtml(title)}</title>
+<style>${STYLE}</style>
+</head>
+<body>
+<main>
+${body}
+</main>
+</body>
+</html>
+`;
+}
+
+/** Hidden inputs carrying the authorization request through the forms. */
+export function hiddenFields(fields: Record<string, string | undefined>): string {
+  return Object.entries(fields)
+    .filter(([, v]) => v !== undefined)
+    .map(([k, v]) => `<input type="hidden" name="${escapeHtml(k)}" value="${escapeHtml(v!)}">`)
+    .join('\n');
+}
+
+export function loginPage(options: { clientName: string; action: string; csrf: string; request: Record<string, string>; error?: string; email?: string }): string {
+  const error = options.error ? `<div class="error" role="alert">${escapeHtml(options.error)}</div>` : '';
+  return layout(
+    'Sign in',
+    `<h1>Sign in</h1>
+<p>to continue to <span class="app">${escapeHtml(options.clientName)}</span></p>
+${error}
+<form method="post" action="${escapeHtml(options.action)}">
+${hiddenFields({ ...options.request, csrf_token: options.csrf })}
+<label for="email">Email</label>
+<input id="email" name="email" type="email" autocomplete="username" required value="${escapeHtml(options.email ?? '')}">
+<label for="password">Password</label>
+<input id="password" name="password" type="password" autocomplete="current-password" required>
+<div class="actions"><button class="primary" type="submit">Sign in</button></div>
+</form>`,
+  );
+}
+
+export function consentPage(options: {
+  clientName: string;
+  company: string | null;
+  userEmail: string;
+  scopes: string[];
+  action: string;
+  csrf: string;
+  request: Record<string, string>;
+}): string {
+  const company = options.company ? ` <span class="muted">by ${escapeHtml(options.company)}</span>` : '';
+  const items = options.scopes.map((s) => `<li>${escapeHtml(s)}</li>`).join('\n');
+  return layout(
+    'Authorize access',
+    `<h1>Authorize <span class="app">${escapeHtml(options.clientName)}</span>${company}</h1>
+<p>${escapeHtml(options.clientName)} asks to act as <strong>${escapeHtml(options.userEmail)}</strong> and to:</p>
+<ul class="scopes">
+${items}
+</ul>
+<form method="post" action="${escapeHtml(options.action)}">
+${hiddenFields({ ...options.request, csrf_token: options.csrf })}
+<div class="actions">
+<button class="secondary" type="submit" name="decision" value="deny">Deny</button>
+<button class="primary" type="submit" name="decision" value="allow">Allow</button>
+</div>
+</form>
+<p class="muted">You can revoke this access at any time.</p>`,
+  );
+}
+
+export function errorPage(options: { title: string; message: string }): string {
+  return layout(options.title, `<h1>${escapeHtml(options.title)}</h1>\n<div class="error" role="alert">${escapeHtml(options.message)}</div>\n<p class="muted">Nothing was shared with the application. You can close this page.</p>`);
+}
