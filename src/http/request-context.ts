@@ -8,6 +8,11 @@ function header(request: FastifyRequest, name: string): string | undefined {
   return Array.isArray(value) ? value[0] : value;
 }
 
+/** The base of absolute URLs (and the OAuth issuer): PUBLIC_URL, or the request's scheme and host. */
+export function baseUrlOf(request: FastifyRequest, publicUrl: string | undefined): string {
+  return publicUrl ?? `${request.protocol}://${request.host}`;
+}
+
 /**
  * The one place a request becomes a context: authentication (and impersonation)
  * happens here, for GraphQL and REST alike. Throws the domain's auth errors.
@@ -21,7 +26,7 @@ export function createContextBuilder(services: Services, publicUrl: string | und
     return {
       viewer,
       services,
-      baseUrl: publicUrl ?? `${request.protocol}://${request.host}`,
+      baseUrl: baseUrlOf(request, publicUrl),
       loaders: viewer ? new Loaders(services, viewer) : null,
     };
   };

@@ -4,7 +4,7 @@ import { ForbiddenError, RateLimitedError, UnauthenticatedError } from '../error
 import { constantTimeEqual, hmacHex, sha256Hex } from '../crypto';
 import { allScopesValid } from '../scopes';
 import { dummyPasswordHash, verifyPassword } from './passwords';
-import type { Role, Viewer } from './viewer';
+import type { PresentedTokenRow, Role, Viewer } from './viewer';
 
 export interface Credentials {
   authorization?: string;
@@ -31,6 +31,9 @@ interface TokenRow {
   created_at: Date;
   expires_at: Date | null;
   used_at: Date | null;
+  grant_type: PresentedTokenRow['grantType'];
+  refresh_token_prefix: string | null;
+  refresh_token_expires_at: Date | null;
   client_scopes: string;
   role: Role;
   email: string;
@@ -98,6 +101,7 @@ export class Authenticator {
     const rows = await this.options.db.sql<TokenRow>(
       `WITH found AS (
          SELECT t.id, t.account_id, t.user_id, t.scopes, t.client_id, t.token_prefix, t.created_at, t.expires_at, t.used_at,
+                t.grant_type::text AS grant_type, t.refresh_token_prefix, t.refresh_token_expires_at,
                 c.scopes AS client_scopes, u.role::text AS role, u.email, u.name
            FROM oauth_tokens t
            JOIN users u ON u.id = t.user_id AND u.active
@@ -112,6 +116,7 @@ export class Authenticator {
        )
        SELECT found.id, found.account_id, found.user_id, found.scopes, found.client_id, found.token_prefix, found.created_at,
               found.expires_at, COALESCE((SELECT used_at FROM touched), found.used_at) AS used_at,
+              found.grant_type, found.refresh_token_prefix, found.refresh_token_expires_at,
               found.client_scopes, found.role, found.email, found.name
          FROM found`,
       [this.hashToken(token)],
@@ -134,6 +139,7 @@ export class Authenticator {
         row: {
           accountId: BigInt(row.account_id), clientId: BigInt(row.client_id), userId: BigInt(row.user_id), tokenPrefix: row.token_prefix,
           scopes: row.scopes, createdAt: row.created_at, expiresAt: row.expires_at, usedAt: row.used_at,
+          grantType: row.grant_type, refreshTokenPrefix: row.refresh_token_prefix, refreshTokenExpiresAt: row.refresh_token_expires_at,
         },
       },
     };

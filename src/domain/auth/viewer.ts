@@ -18,6 +18,9 @@ export interface PresentedTokenRow {
   createdAt: Date;
   expiresAt: Date | null;
   usedAt: Date | null;
+  grantType: 'authorization_code' | 'refresh_token' | 'client_credentials' | null;
+  refreshTokenPrefix: string | null;
+  refreshTokenExpiresAt: Date | null;
 }
 
 /** Who a request acts as, established once per request by the authenticator. */

@@ -63,8 +63,8 @@ export class OAuthTokenService {
     // The authenticator has just read the live row (the hot path: one statement per request).
     const { row } = viewer.token;
     if (!row) throw new NotFoundError();
-    const { tokenPrefix, ...rest } = row;
-    return { id: viewer.token.id, token: tokenPrefix, ...rest };
+    const { tokenPrefix, refreshTokenPrefix, ...rest } = row;
+    return { id: viewer.token.id, token: tokenPrefix, refreshToken: refreshTokenPrefix, ...rest };
   }
 
   async revoke(viewer: Viewer, rawId: unknown): Promise<void> {
