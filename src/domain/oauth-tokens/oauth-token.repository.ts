@@ -252,9 +252,16 @@ export class OAuthTokenRepository {
     await this.db.sql('UPDATE oauth_tokens SET revoked_at = now() WHERE id = $1 AND revoked_at IS NULL', [String(id)]);
   }
 
-  /** Revokes every live token of a client, inside the caller's transaction (deleting a client). */
+  /**
+   * Revokes every live token of a client, inside the caller's transaction
+   * (deleting a client), and detaches all its tokens from their grants: the
+   * client's grants go with it (ON DELETE CASCADE), and a token reached by both
+   * cascades (client_id and grant_id SET NULL) in one statement would fail its
+   * foreign key check.
+   */
   async revokeAllOfClient(tx: Prisma.TransactionClient | PrismaClient, clientId: bigint): Promise<void> {
     await tx.oAuthToken.updateMany({ where: { clientId, revokedAt: null }, data: { revokedAt: new Date() } });
+    await tx.oAuthToken.updateMany({ where: { clientId, grantId: { not: null } }, data: { grantId: null } });
   }
 
   // ------------------------------------------------------------------ the grant endpoint
