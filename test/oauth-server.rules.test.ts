@@ -1,3 +1,4 @@
+import fc from 'fast-check';
 import * as oauth from 'oauth4webapi';
 import { AccessDeniedError } from '../src/domain/oauth-server/oauth-errors';
 import { authorizationResponseUrl } from '../src/domain/oauth-server/oauth-server.service';
@@ -236,6 +237,41 @@ describe('OAuth 2.0 authorization server rules', () => {
       const other = await s.register({ type: 'public' });
       expectOAuthError(await s.post(TOKEN, { grant_type: 'refresh_token', refresh_token: first.body.refresh_token, client_id: other.identifier }), 400, 'invalid_grant');
       expect((await s.post(TOKEN, { grant_type: 'refresh_token', refresh_token: first.body.refresh_token, client_id: pub.identifier })).status).toBe(200);
+    });
+  });
+
+  describe('hostile input', () => {
+    const NAMES = ['grant_type', 'code', 'redirect_uri', 'code_verifier', 'refresh_token', 'scope', 'client_id', 'client_secret', 'token', 'token_type_hint', 'expires_in', 'refresh_token_expires_in'];
+    const value = fc.oneof(
+      fc.string({ maxLength: 50 }),
+      fc.constantFrom('authorization_code', 'refresh_token', 'client_credentials', 'password', '', '\u0000', 'read write', '99999999999999999999'),
+      fc.integer(), fc.double(), fc.boolean(), fc.constant(null), fc.array(fc.string({ maxLength: 5 }), { maxLength: 3 }), fc.object({ maxDepth: 1 }),
+    );
+    const params = fc.dictionary(fc.oneof(fc.constantFrom(...NAMES), fc.string({ maxLength: 10 })), value, { maxKeys: 8 });
+
+    it('random parameters, as JSON or as a form, at every endpoint: always an RFC 6749 error or a success, never a 5xx', async () => {
+      const clientIds = () => fc.constantFrom(conf.identifier, pub.identifier, 'nobody');
+      await fc.assert(
+        fc.asyncProperty(fc.constantFrom('/oauth/tokens', '/oauth/revoke', '/oauth/introspect'), params, clientIds(), fc.boolean(), fc.boolean(), async (path, p, id, asJson, basic) => {
+          const headers: Record<string, string> = basic ? { authorization: basicClientAuth(id, conf.secret) } : {};
+          const res = asJson
+            ? await s.postJson(path, p, headers)
+            : await s.post(path, Object.fromEntries(Object.entries(p).map(([k, v]) => [k, typeof v === 'string' ? v : JSON.stringify(v)])), headers);
+          expect(res.status).toBeLessThan(500);
+          if (res.status >= 400) expect(Object.keys(res.body).sort()).toEqual(['error', 'error_description']);
+        }),
+        { numRuns: 300 },
+      );
+    });
+
+    it('writes no token, code or secret to the log', async () => {
+      const code = await codeOf(pub);
+      const tokens = (await exchange(pub, code)).body;
+      await s.post(TOKEN, { grant_type: 'refresh_token', refresh_token: tokens.refresh_token, client_id: pub.identifier });
+      await s.post('/oauth/introspect', { token: tokens.access_token, client_id: conf.identifier, client_secret: conf.secret });
+      const logs = s.ctx.logs.join('\n');
+      expect(logs).toContain('/oauth/tokens');
+      for (const secret of [code, tokens.access_token, tokens.refresh_token, conf.secret, RFC7636.verifier]) expect(logs).not.toContain(secret);
     });
   });
 
