@@ -20,8 +20,8 @@ module.exports = {
       },
     ],
   },
-  // ESM-only packages: cookie@2 (fastify inject) and the schema engine's wasm glue
-  transformIgnorePatterns: ['/node_modules/(?!(cookie|@prisma/schema-engine-wasm)/)'],
+  // ESM-only packages: cookie@2 (fastify inject), the schema engine's wasm glue and oauth4webapi (the OAuth client of the tests)
+  transformIgnorePatterns: ['/node_modules/(?!(cookie|@prisma/schema-engine-wasm|oauth4webapi)/)'],
   testTimeout: 60_000,
   maxWorkers: 2,
   // PGlite's Emscripten runtime keeps the event loop alive after close()

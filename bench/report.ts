@@ -97,6 +97,9 @@ export function judge(s: ScenarioSummary): void {
     case '6': ratio('× floor', s.vsFloor, 0.3); break;
     case '7': ratio('× floor', s.vsFloor, 0.25); break;
     case '8': ratio('× scenario 1 alone', s.vsScenario1 ?? NaN, 0.8); break;
+    case '9': ratio('× floor', s.vsFloor, 0.6); break;
+    case '10': ratio('× floor', s.vsFloor, 0.3); break;
+    case '11': ratio('× floor', s.vsFloor, 0.25); break;
     default: break;
   }
   // a run with failed requests proves nothing

@@ -9,7 +9,7 @@
 //   npm run bench -- --quick         under 2 minutes (3 rounds of 1 s)
 //   npm run bench -- --smoke --out D CI: tiny data, 1 round, judges nothing
 //   options: --tokens N, --rounds N, --duration S, --connections N, --workers N,
-//            --pool N, --only 1,2,4 (scenario ids), --cpu-prof (service profile
+//            --pool N, --only 1,2,4 (scenario ids), --refresh-tokens N (scenario 11), --cpu-prof (service profile
 //            into <out>/profiles), --out DIR
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -23,7 +23,7 @@ import { CursorCodec } from '../src/domain/pagination';
 import type { LoadResult, LoadSpec, RequestVariant } from './load';
 import { freePort, waitForHttp } from './net';
 import { startPostgres, type ThrowawayPostgres } from './postgres';
-import { REQUESTER_PHONE, seed, tokenText, type Fixture } from './seed';
+import { BENCH_CLIENT, REQUESTER_PHONE, refreshTokenText, seed, tokenText, type Fixture } from './seed';
 import { writeReport, type BenchReport, type CellResult, type ScenarioSummary, type ReferenceSummary } from './report';
 
 const ROOT = path.resolve(__dirname, '../..');
@@ -43,6 +43,8 @@ export interface Options {
   callbackAccounts: number;
   basicUsers: number;
   basicRate: number;
+  /** single-use refresh tokens seeded for scenario 11 */
+  refreshTokens: number;
   only?: Set<string>;
   cpuProf: boolean;
   out: string;
@@ -65,9 +67,9 @@ function parseArgs(argv: string[]): Options {
   };
   const mode = flag('smoke') ? 'smoke' : flag('quick') ? 'quick' : 'full';
   const preset = {
-    full: { tokens: 100_000, rounds: 3, duration: 6, warmup: 3, callbackAccounts: 2000, basicUsers: 10, basicRate: 50 },
-    quick: { tokens: 100_000, rounds: 3, duration: 1, warmup: 1, callbackAccounts: 1000, basicUsers: 10, basicRate: 50 },
-    smoke: { tokens: 200, rounds: 1, duration: 1, warmup: 0.3, callbackAccounts: 30, basicUsers: 2, basicRate: 10 },
+    full: { tokens: 100_000, rounds: 3, duration: 6, warmup: 3, callbackAccounts: 2000, basicUsers: 10, basicRate: 50, refreshTokens: 80_000 },
+    quick: { tokens: 100_000, rounds: 3, duration: 1, warmup: 1, callbackAccounts: 1000, basicUsers: 10, basicRate: 50, refreshTokens: 30_000 },
+    smoke: { tokens: 200, rounds: 1, duration: 1, warmup: 0.3, callbackAccounts: 30, basicUsers: 2, basicRate: 10, refreshTokens: 5_000 },
   }[mode];
   const only = value('only');
   return {
@@ -83,6 +85,7 @@ function parseArgs(argv: string[]): Options {
     callbackAccounts: Math.round(num('callback-accounts', preset.callbackAccounts)),
     basicUsers: preset.basicUsers,
     basicRate: num('basic-rate', preset.basicRate),
+    refreshTokens: Math.round(num('refresh-tokens', preset.refreshTokens)),
     only: only ? new Set(only.split(',').map((s) => s.trim())) : undefined,
     cpuProf: flag('cpu-prof'),
     out: path.resolve(value('out') ?? path.join(ROOT, 'bench/results')),
@@ -203,9 +206,13 @@ export interface Scenario {
   besideVariants?: (measurement: number) => RequestVariant[];
   /** callback accounts: where the cycle goes on in the next measurement */
   rotating?: boolean;
+  /** each variant works once (refresh tokens): the next measurement also skips those that may have been in flight */
+  singleUse?: boolean;
 }
 
 const bearer = (token: string) => ({ authorization: `Bearer ${token}` });
+const form = (params: Record<string, string>) => new URLSearchParams(params).toString();
+const FORM = { 'content-type': 'application/x-www-form-urlencoded' };
 const basicAuth = (email: string, password: string) => ({ authorization: `Basic ${Buffer.from(`${email}:${password}`).toString('base64')}` });
 const spread = (count: number, total: number) => Array.from({ length: Math.min(count, total) }, (_, i) => 1 + Math.floor((i * total) / Math.min(count, total)));
 
@@ -258,6 +265,28 @@ function scenarios(f: Fixture, opts: Options, cursors: CursorCodec): Scenario[] 
           headers: bearer(c.token),
           body: JSON.stringify({ callback_request: { phone_number_id: Number(c.phoneNumberId), requester_phone_number: REQUESTER_PHONE } }),
         })),
+      },
+    },
+    {
+      id: '9', name: 'POST /oauth/introspect (client Basic, a hundred tokens)', target: '≥ 0.60 × floor',
+      load: {
+        method: 'POST', path: '/oauth/introspect', headers: { ...FORM, ...basicAuth(BENCH_CLIENT.identifier, BENCH_CLIENT.secret) },
+        variants: spread(100, f.tokens).map((i) => ({ body: form({ token: tokenText(i) }) })),
+      },
+    },
+    {
+      id: '10', name: 'POST /oauth/tokens grant_type=client_credentials (client Basic)', target: '≥ 0.30 × floor',
+      load: {
+        method: 'POST', path: '/oauth/tokens', headers: { ...FORM, ...basicAuth(BENCH_CLIENT.identifier, BENCH_CLIENT.secret) },
+        body: form({ grant_type: 'client_credentials', scope: 'read' }),
+      },
+    },
+    {
+      id: '11', name: `POST /oauth/tokens grant_type=refresh_token (rotation; ${f.refreshTokens.toLocaleString('en')} single-use tokens)`, target: '≥ 0.25 × floor',
+      rotating: true, singleUse: true,
+      load: {
+        method: 'POST', path: '/oauth/tokens', headers: { ...FORM, ...basicAuth(BENCH_CLIENT.identifier, BENCH_CLIENT.secret) },
+        variants: Array.from({ length: f.refreshTokens }, (_, i) => ({ body: form({ grant_type: 'refresh_token', refresh_token: refreshTokenText(i + 1) }) })),
       },
     },
     {
@@ -338,7 +367,10 @@ async function main(): Promise<void> {
     // 2. seed
     const hashKey = randomBytes(32).toString('hex');
     // Basic users: a fresh set for the warm-up and for each round (scenario 8)
-    const fixture = await seed({ url, hashKey, tokens: opts.tokens, callbackAccounts: opts.callbackAccounts, basicUsers: opts.basicUsers * (opts.rounds + 1), log });
+    const fixture = await seed({
+      url, hashKey, tokens: opts.tokens, callbackAccounts: opts.callbackAccounts, basicUsers: opts.basicUsers * (opts.rounds + 1), log,
+      refreshTokens: !opts.only || opts.only.has('11') ? opts.refreshTokens : 0,
+    });
     log(`seeded ${opts.tokens.toLocaleString('en')} tokens and ${opts.callbackAccounts} callback accounts in ${fixture.seconds.toFixed(1)} s (hashes by ${fixture.hashedBy})`);
 
     // 3. servers (same Node, NODE_ENV=production, LOG_LEVEL=warn)
@@ -388,7 +420,9 @@ async function main(): Promise<void> {
       const [main, beside] = await Promise.all(loads);
       clearInterval(poll);
       const after = server === service ? await settledStats(service.origin) : undefined;
-      if (scenario?.rotating && spec.variants) offsets.set(key, ((offsets.get(key) ?? 0) + main.responses) % spec.variants.length);
+      // a single-use variant may have been sent without its answer being counted: skip one per connection
+      const used = main.responses + (scenario?.singleUse ? opts.connections : 0);
+      if (scenario?.rotating && spec.variants) offsets.set(key, ((offsets.get(key) ?? 0) + used) % spec.variants.length);
       // requests the service received (in-flight ones at the end included), else the responses autocannon saw
       const responses = before?.requests !== undefined && after?.requests !== undefined ? after.requests - before.requests : main.responses + (beside?.responses ?? 0);
       peak = Math.max(peak, rssOf(pid) ?? 0, after?.rss ?? 0);

@@ -13,6 +13,10 @@ import { hashPassword } from '../src/domain/auth/passwords';
 
 export const tokenText = (i: number) => `benchtoken${String(i).padStart(12, '0')}`;
 export const callbackTokenText = (i: number) => `benchcallbk${String(i).padStart(12, '0')}`;
+/** refresh token i of the OAuth scenarios: each is used once (its own grant, so a replay revokes only it) */
+export const refreshTokenText = (i: number) => `benchrefresh${String(i).padStart(12, '0')}`;
+/** the bench client is confidential, with this secret (client authentication at /oauth/*) */
+export const BENCH_CLIENT = { identifier: 'bench-client', secret: 'bench-client-secret' };
 export const BASIC_PASSWORD = 'bench-basic-password';
 export const REQUESTER_PHONE = '+14155552671';
 
@@ -22,6 +26,8 @@ export interface SeedOptions {
   tokens: number;
   callbackAccounts: number;
   basicUsers: number;
+  /** single-use refresh tokens for the refresh scenario */
+  refreshTokens?: number;
   log?: (line: string) => void;
 }
 
@@ -34,6 +40,7 @@ export interface Fixture {
   tokens: number;
   callback: { token: string; phoneNumberId: string }[];
   basic: { email: string; password: string }[];
+  refreshTokens: number;
   /** how the token hashes were computed */
   hashedBy: 'pgcrypto' | 'node';
   seconds: number;
@@ -62,10 +69,13 @@ export async function seed(options: SeedOptions): Promise<Fixture> {
       basic.push({ email, password: BASIC_PASSWORD });
     }
     const { id: clientId } = await one(
-      `INSERT INTO oauth_clients (account_id, name, company, identifier, secret_hash, secret_prefix, scopes, redirect_uris)
-       VALUES ($1, 'Bench client', 'Bench', 'bench-client', $2, 'benchsecre', 'read write', ARRAY['https://bench.example.com/cb']) RETURNING id`,
-      [accountId, hmac(options.hashKey, 'bench-client-secret')],
+      `INSERT INTO oauth_clients (account_id, name, company, identifier, client_type, scopes, redirect_uris, agent_id)
+       VALUES ($1, 'Bench client', 'Bench', $2, 'confidential', 'read write', ARRAY['https://bench.example.com/cb'], $3) RETURNING id`,
+      [accountId, BENCH_CLIENT.identifier, adminId],
     );
+    await client.query(`INSERT INTO oauth_client_secrets (account_id, client_id, secret_hash, secret_prefix) VALUES ($1, $2, $3, 'benchclien')`, [
+      accountId, clientId, hmac(options.hashKey, BENCH_CLIENT.secret),
+    ]);
 
     // The N tokens, in chunks (progress, bounded transactions).
     let hashedBy: Fixture['hashedBy'] = 'pgcrypto';
@@ -118,8 +128,8 @@ export async function seed(options: SeedOptions): Promise<Fixture> {
        SELECT id, 'Agent ' || name, 'agent@' || name || '.example.com', 'agent@' || name || '.example.com', 'agent', 'x' FROM accounts WHERE name LIKE 'cb-%'`,
     );
     await client.query(
-      `INSERT INTO oauth_clients (account_id, name, identifier, secret_hash, secret_prefix, scopes, redirect_uris)
-       SELECT id, 'Client ' || name, 'client-' || name, 'secret-' || name, 'secret-cb-', 'read write', ARRAY['https://bench.example.com/cb'] FROM accounts WHERE name LIKE 'cb-%'`,
+      `INSERT INTO oauth_clients (account_id, name, identifier, scopes, redirect_uris)
+       SELECT id, 'Client ' || name, 'client-' || name, 'read write', ARRAY['https://bench.example.com/cb'] FROM accounts WHERE name LIKE 'cb-%'`,
     );
     await client.query(
       `INSERT INTO voice_phone_numbers (account_id, number, callback_enabled) SELECT id, '+14155550100', true FROM accounts WHERE name LIKE 'cb-%'`,
@@ -136,6 +146,26 @@ export async function seed(options: SeedOptions): Promise<Fixture> {
        SELECT a, c, u, h, 'benchcallb', ARRAY['read', 'write'] FROM unnest($1::bigint[], $2::bigint[], $3::bigint[], $4::text[]) AS x(a, c, u, h)`,
       [accounts.map((a) => a.account_id), accounts.map((a) => a.client_id), accounts.map((a) => a.user_id), accounts.map((a) => hmac(options.hashKey, callbackTokenText(a.n)))],
     );
+    // Refresh tokens of the bench client, one grant each (a replay would revoke its grant only).
+    const refreshTokens = options.refreshTokens ?? 0;
+    if (refreshTokens > 0) {
+      const hashes: string[] = [];
+      for (let i = 1; i <= refreshTokens; i++) hashes.push(hmac(options.hashKey, refreshTokenText(i)));
+      await client.query(
+        `WITH g AS (
+           INSERT INTO oauth_grants (account_id, client_id, user_id, scopes)
+           SELECT $1, $2, $3, ARRAY['read', 'write'] FROM generate_series(1, $4::int)
+           RETURNING id
+         ), numbered AS (SELECT id, row_number() OVER (ORDER BY id) AS n FROM g)
+         INSERT INTO oauth_tokens (account_id, client_id, user_id, token_hash, token_prefix, scopes, grant_type, grant_id, expires_at,
+                                   refresh_token_hash, refresh_token_prefix, refresh_token_expires_at)
+         SELECT $1, $2, $3, 'bench-access-' || numbered.n, 'benchacces', ARRAY['read', 'write'], 'authorization_code', numbered.id, now() + interval '1 hour',
+                h.hash, 'benchrefre', now() + interval '30 days'
+           FROM numbered JOIN unnest($5::text[]) WITH ORDINALITY AS h(hash, n) ON h.n = numbered.n`,
+        [accountId, clientId, adminId, refreshTokens, hashes],
+      );
+      log(`  seeded ${refreshTokens.toLocaleString('en')} single-use refresh tokens`);
+    }
     await client.query('ANALYZE');
     return {
       accountId: String(accountId),
@@ -145,6 +175,7 @@ export async function seed(options: SeedOptions): Promise<Fixture> {
       tokens: options.tokens,
       callback: accounts.map((a) => ({ token: callbackTokenText(a.n), phoneNumberId: a.phone_id })),
       basic,
+      refreshTokens,
       hashedBy,
       seconds: (Date.now() - started) / 1000,
     };

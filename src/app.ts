@@ -12,6 +12,7 @@ import { BODY_LIMIT, errorEnvelope, sendError } from './http/plugins/errors';
 import { graphql } from './http/plugins/graphql';
 import { health } from './http/plugins/health';
 import { jsonBody } from './http/plugins/json-body';
+import { oauthServer } from './http/plugins/oauth-server';
 import { requestLog } from './http/plugins/request-log';
 import { rest } from './http/plugins/rest';
 import { restRoutes } from './rest/routes';
@@ -62,5 +63,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   if (config.benchMode) await fastify.register(benchStats, { db });
   await fastify.register(graphql, { schema, buildContext, introspection: config.graphqlIntrospection });
   await fastify.register(rest, { schema, buildContext, routes: restRoutes });
+  // encapsulated: its form-body parser and RFC 6749 errors stay on its own routes
+  await fastify.register(oauthServer, { services, publicUrl: config.publicUrl });
   return { fastify, services };
 }

@@ -10,7 +10,7 @@ import { ensureBuilt, ROOT, tempDir } from './helpers/processes';
 
 jest.setTimeout(150_000);
 
-const SCENARIOS = ['1', '2', '3', '4a', '4b', '5', '6', '7', '8'];
+const SCENARIOS = ['1', '2', '3', '4a', '4b', '5', '6', '7', '9', '10', '11', '8'];
 
 describeOnPostgres('npm run bench -- --smoke', () => {
   let out: ReturnType<typeof tempDir>;

@@ -87,6 +87,7 @@ const ID_ARGS: Record<string, Entity> = {
   'updateOAuthClient.id': 'client',
   'deleteOAuthClient.id': 'client',
   'generateOAuthClientSecret.id': 'client',
+  'endOAuthClientSecretGracePeriod.id': 'client',
   'oauthToken.id': 'token',
   'revokeOAuthToken.id': 'token',
   'oauthTokens.clientId': 'client',

@@ -48,7 +48,13 @@ describe('OAuth clients (API.md §5)', () => {
   const secrets: string[] = [];
 
   const countClients = () => ctx.db.prisma.oAuthClient.count();
-  const row = (id: number) => ctx.db.prisma.oAuthClient.findUnique({ where: { id: BigInt(id) } });
+  // the client's row with its secrets' rows, and its current secret's hash and prefix
+  const row = async (id: number) => {
+    const client = await ctx.db.prisma.oAuthClient.findUnique({ where: { id: BigInt(id) }, include: { secrets: { orderBy: { id: 'desc' } } } });
+    if (!client) return null;
+    const current = client.secrets.find((s) => s.expiresAt === null)!;
+    return { ...client, secretHash: current.secretHash, secretPrefix: current.secretPrefix };
+  };
   const bearer = (token: string) => ({ authorization: `Bearer ${token}` });
 
   beforeAll(async () => {
@@ -112,9 +118,10 @@ describe('OAuth clients (API.md §5)', () => {
     it('generates a client_identifier of at least 40 url-safe characters, unique across clients (secrets too)', async () => {
       const made = [await create(), await create(), await create()];
       for (const c of made) expect(c.client_identifier).toMatch(/^[A-Za-z0-9_-]{40,}$/);
-      const all = await ctx.db.prisma.oAuthClient.findMany({ select: { identifier: true, secretHash: true } });
+      const all = await ctx.db.prisma.oAuthClient.findMany({ select: { identifier: true } });
       expect(new Set(all.map((r) => r.identifier)).size).toBe(all.length);
-      expect(new Set(all.map((r) => r.secretHash)).size).toBe(all.length);
+      const secrets = await ctx.db.prisma.oAuthClientSecret.findMany({ select: { secretHash: true } });
+      expect(new Set(secrets.map((r) => r.secretHash)).size).toBe(secrets.length);
       expect(new Set(made.map((c) => c.client_secret)).size).toBe(made.length);
     });
 
@@ -300,7 +307,7 @@ describe('OAuth clients (API.md §5)', () => {
         expect(stored.secretHash).not.toContain(secret.slice(10));
         expect(stored.secretPrefix).toBe(secret.slice(0, 10));
         // no column of any client row holds the secret (or its part beyond the prefix)
-        const everything = rowJson(stored) + rowJson(await ctx.db.sql('SELECT * FROM oauth_clients'));
+        const everything = rowJson(stored) + rowJson(await ctx.db.sql('SELECT * FROM oauth_clients')) + rowJson(await ctx.db.sql('SELECT * FROM oauth_client_secrets'));
         expect(everything).not.toContain(secret);
         expect(everything).not.toContain(secret.slice(10));
         expect(ctx.logs.length).toBeGreaterThan(0);

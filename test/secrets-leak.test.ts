@@ -203,11 +203,12 @@ async function expectNoLeaks(issued: Issued, dump: string, logs: string, db: Db,
     expect(row.tokenHash).not.toBe(sha256Hex(token));
     expect(row.tokenPrefix).toBe(token.slice(0, 10));
   }
-  const kept = await db.prisma.oAuthClient.findMany();
+  const kept = await db.prisma.oAuthClient.findMany({ include: { secrets: true } });
   expect(kept).toHaveLength(1);
+  expect(kept[0].secrets).toHaveLength(1);
   // the last secret regenerated is the kept client's current one
-  expect(kept[0].secretHash).toBe(hmacHex(hashKey, issued.secrets[issued.secrets.length - 1]));
-  expect(kept[0].secretHash).not.toBe(sha256Hex(issued.secrets[issued.secrets.length - 1]));
+  expect(kept[0].secrets[0].secretHash).toBe(hmacHex(hashKey, issued.secrets[issued.secrets.length - 1]));
+  expect(kept[0].secrets[0].secretHash).not.toBe(sha256Hex(issued.secrets[issued.secrets.length - 1]));
 }
 
 describe('secrets never leak: in-process app, database dump and captured logs', () => {

@@ -10,6 +10,10 @@ import { CursorCodec } from './pagination';
 import { OAuthTokenRepository } from './oauth-tokens/oauth-token.repository';
 import { OAuthClientRepository } from './oauth-clients/oauth-client.repository';
 import { CallbackRequestRepository } from './callback-requests/callback-request.repository';
+import { OAuthClientSecretRepository } from './oauth-clients/oauth-client-secret.repository';
+import { OAuthServer } from './oauth-server/oauth-server.service';
+import { OAuthAuthorizationCodeRepository } from './oauth-server/oauth-authorization-code.repository';
+import { OAuthGrantRepository } from './oauth-server/oauth-grant.repository';
 
 export interface ServiceOptions {
   db: Db;
@@ -21,12 +25,16 @@ export interface ServiceOptions {
 export function createServices(options: ServiceOptions) {
   const { db, hashKey, limits } = options;
   const tokens = new OAuthTokenRepository(db);
+  const oauthClients = new OAuthClientService(db, new OAuthClientRepository(db), new OAuthClientSecretRepository(db), tokens, hashKey);
   return {
     db,
     limits,
     authenticator: new Authenticator({ logins: new LoginRepository(db), tokens, hashKey, limits }),
     directory: new DirectoryService(db.prisma),
-    oauthClients: new OAuthClientService(new OAuthClientRepository(db), tokens, hashKey),
+    oauthClients,
+    oauthServer: new OAuthServer({
+      db, hashKey, clients: oauthClients, tokens, codes: new OAuthAuthorizationCodeRepository(db), grants: new OAuthGrantRepository(db),
+    }),
     callbackRequests: new CallbackRequestService(new CallbackRequestRepository(db), limits),
     oauthTokens: new OAuthTokenService(tokens, hashKey),
     cursors: new CursorCodec(hashKey),

@@ -1,7 +1,7 @@
 import DataLoader from 'dataloader';
 import type { Services } from '../domain/services';
 import type { Viewer } from '../domain/auth/viewer';
-import type { OAuthClientRecord } from '../domain/oauth-clients/oauth-client.service';
+import type { OAuthClientRecord, OAuthClientSecretRecord } from '../domain/oauth-clients/oauth-client.service';
 import type { OAuthTokenRecord } from '../domain/oauth-tokens/oauth-token.service';
 import type { UserRecord } from '../domain/directory/directory.service';
 import { usersVisibleTo } from '../domain/authorization';
@@ -22,6 +22,7 @@ export class Loaders {
   private clients?: DataLoader<bigint, OAuthClientRecord | null>;
   private users?: DataLoader<bigint, UserRecord | null>;
   private tokens?: DataLoader<bigint, OAuthTokenRecord[]>;
+  private secrets?: DataLoader<bigint, OAuthClientSecretRecord[]>;
 
   constructor(private readonly services: Services, private readonly viewer: Viewer) {}
 
@@ -40,6 +41,13 @@ export class Loaders {
   get tokensByClientId() {
     return (this.tokens ??= new DataLoader(async (ids) => {
       const rows = await this.services.oauthTokens.firstByClients(this.viewer, ids, CLIENT_TOKENS_LIMIT);
+      return ids.map((id) => rows.filter((r) => r.clientId === id));
+    }));
+  }
+
+  get secretsByClientId() {
+    return (this.secrets ??= new DataLoader(async (ids) => {
+      const rows = await this.services.oauthClients.liveSecretsOf(this.viewer, ids);
       return ids.map((id) => rows.filter((r) => r.clientId === id));
     }));
   }

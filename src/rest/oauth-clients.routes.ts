@@ -7,7 +7,7 @@ import {
   RestUpdateOAuthClientDocument,
   type RestOAuthClientFragment,
 } from '../generated/graphql';
-import { MUST_BE, NotFoundError } from '../domain/errors';
+import { MUST_BE, NotFoundError, ValidationError } from '../domain/errors';
 import { defineRoute, SHOWS_SECRET, type AnyRestRoute } from './adapter';
 import { isoSeconds, pickFields, unwrap } from './body';
 
@@ -38,6 +38,15 @@ const CLIENT_FIELDS = {
   scopes: { kind: 'string', label: 'Scopes', to: 'scopes' },
   redirect_uris: { kind: 'strings', label: 'Redirect uris', to: 'redirectUris' },
 } as const;
+
+function gracePeriod(body: Record<string, unknown> | undefined): number | null {
+  const raw = unwrap(body, 'client').grace_period;
+  if (raw === undefined || raw === null) return null;
+  if (!Number.isSafeInteger(raw) || (raw as number) < 0 || (raw as number) > 2_147_483_647) {
+    throw new ValidationError({ grace_period: [{ error: 'InvalidValue', description: 'Grace period: must be an integer number of seconds from 0 to 604800' }] });
+  }
+  return raw as number;
+}
 
 /** Flat (seed) or wrapped in {"client": {...}} (Support API style). */
 const clientInput = (body: Record<string, unknown> | undefined) => pickFields(unwrap(body, 'client'), CLIENT_FIELDS);
@@ -89,7 +98,8 @@ export const oauthClientRoutes: AnyRestRoute[] = [
     method: 'POST',
     paths: ['/oauth/clients/:id', '/oauth/clients/:id/client_secret'],
     document: RestGenerateOAuthClientSecretDocument,
-    variables: (req) => ({ id: req.params.id }),
+    // optional {"grace_period": <seconds>} (flat or in {"client": …}): the previous secret stays valid at the grant endpoints until then
+    variables: (req) => ({ id: req.params.id, gracePeriod: gracePeriod(req.body) }),
     respond: (data) => ({ status: 200, body: { client_secret: data.generateOAuthClientSecret.clientSecret }, headers: SHOWS_SECRET }),
   }),
 ];

@@ -24,6 +24,7 @@ export function serializeOAuthToken(t: RestOAuthTokenFragment) {
     expires_at: isoSeconds(t.expiresAt),
     used_at: isoSeconds(t.usedAt),
     refresh_token: t.refreshToken ?? null,
+    refresh_token_expires_at: isoSeconds(t.refreshTokenExpiresAt),
     url: t.url,
   };
 }

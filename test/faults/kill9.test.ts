@@ -91,7 +91,10 @@ async function killRound(round: number): Promise<RoundResult> {
   const byMarker = new Map(creates.map((c) => [c.marker, c]));
   const clientRows = (
     await stack.sql.query<{ id: string; name: string; identifier: string; secret_hash: string | null; secret_prefix: string | null }>(
-      `SELECT id, name, identifier, secret_hash, secret_prefix FROM oauth_clients WHERE name LIKE $1`,
+      // a client and its first secret are written in one transaction: both or neither
+      `SELECT c.id, c.name, c.identifier, s.secret_hash, s.secret_prefix
+         FROM oauth_clients c LEFT JOIN oauth_client_secrets s ON s.client_id = c.id AND s.expires_at IS NULL
+        WHERE c.name LIKE $1`,
       [`k9-r${round}-%`],
     )
   ).rows;

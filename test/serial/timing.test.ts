@@ -200,7 +200,8 @@ describe('secrets are compared in constant time', () => {
 
   it('verifies passwords, client secrets and cursor signatures with timingSafeEqual / constantTimeEqual', () => {
     expect(callsWithin(read('domain/auth/passwords.ts'), 'verifyPassword', ['timingSafeEqual'])).toBe(true);
-    expect(callsWithin(read('domain/oauth-clients/oauth-client.service.ts'), 'verifySecret', ['constantTimeEqual'])).toBe(true);
+    expect(callsWithin(read('domain/oauth-clients/oauth-client.service.ts'), 'findForGrant', ['constantTimeEqual'])).toBe(true);
+    expect(callsWithin(read('domain/oauth-server/pkce.ts'), 'verifierMatches', ['constantTimeEqual'])).toBe(true);
     expect(callsWithin(read('domain/pagination.ts'), 'decode', ['constantTimeEqual'])).toBe(true);
     expect(callsWithin(read('domain/crypto.ts'), 'constantTimeEqual', ['timingSafeEqual'])).toBe(true);
   });

@@ -5,7 +5,9 @@ import type { ValidOAuthClientFields } from './oauth-client.validation';
 // The only module that reads or writes oauth_clients. Every statement is
 // scoped to the account (the policy's row scope, domain/authorization.ts), but
 // the grant-endpoint lookup by identifier, which comes before any account is
-// known; every record goes through toRecord(), the one row mapper.
+// known; every record goes through toRecord(), the one row mapper. Secrets live
+// in oauth_client_secrets (oauth-client-secret.repository.ts); the current one's
+// prefix is read here for display.
 
 export interface OAuthClientRecord {
   id: bigint;
@@ -31,17 +33,18 @@ export function truncateSecret(prefix: string): string {
 
 type Int8 = string | number | bigint;
 interface SqlRow {
-  id: Int8; account_id: Int8; name: string; company: string | null; identifier: string; secret_prefix: string;
+  id: Int8; account_id: Int8; name: string; company: string | null; identifier: string; secret_prefix: string | null;
   client_type: 'public' | 'confidential'; scopes: string; redirect_uris: string[]; agent_id: Int8 | null;
   created_at: Date; updated_at: Date | null;
 }
 const COLUMNS =
-  'c.id, c.account_id, c.name, c.company, c.identifier, c.secret_prefix, c.client_type::text AS client_type, c.scopes, c.redirect_uris, c.agent_id, c.created_at, c.updated_at';
+  'c.id, c.account_id, c.name, c.company, c.identifier, c.client_type::text AS client_type, c.scopes, c.redirect_uris, c.agent_id, c.created_at, c.updated_at, ' +
+  '(SELECT s.secret_prefix FROM oauth_client_secrets s WHERE s.client_id = c.id AND s.expires_at IS NULL ORDER BY s.id DESC LIMIT 1) AS secret_prefix';
 
 function toRecord(r: SqlRow, fullSecret?: string): OAuthClientRecord {
   return {
     id: BigInt(r.id), accountId: BigInt(r.account_id), name: r.name, company: r.company, identifier: r.identifier,
-    clientSecret: fullSecret ?? truncateSecret(r.secret_prefix), clientType: r.client_type, scopes: r.scopes,
+    clientSecret: fullSecret ?? truncateSecret(r.secret_prefix ?? ''), clientType: r.client_type, scopes: r.scopes,
     redirectUris: r.redirect_uris, agentId: r.agent_id === null ? null : BigInt(r.agent_id), createdAt: r.created_at, updatedAt: r.updated_at,
   };
 }
@@ -49,6 +52,14 @@ function toRecord(r: SqlRow, fullSecret?: string): OAuthClientRecord {
 export interface NewSecret {
   secret: string;
   secretHash: string;
+}
+
+/** A live secret of a client, as the grant endpoints check it. */
+export interface LiveSecret {
+  id: bigint;
+  hash: string;
+  /** last used more than a minute ago (or never): worth recording this use */
+  stale: boolean;
 }
 
 /** Writable columns, in a fixed order so that update has one statement text. */
@@ -82,21 +93,19 @@ export class OAuthClientRepository {
     return rows.map((r) => toRecord(r));
   }
 
+  /** Stores a client; its first secret is stored beside it, in the caller's transaction (OAuthClientService.create). */
   async insert(
     scope: AccountScope & { agentId: bigint },
     fields: Required<Omit<ValidOAuthClientFields, 'company'>> & { company: string | null; identifier: string },
-    secret: NewSecret,
+    secret: string,
   ): Promise<OAuthClientRecord> {
     const [row] = await this.db.sql<SqlRow>(
-      `INSERT INTO oauth_clients AS c (account_id, name, company, client_type, scopes, redirect_uris, identifier, secret_hash, secret_prefix, agent_id)
-       VALUES ($1, $2, $3, $4::"OAuthClientType", $5, $6::text[], $7, $8, $9, $10)
+      `INSERT INTO oauth_clients AS c (account_id, name, company, client_type, scopes, redirect_uris, identifier, agent_id)
+       VALUES ($1, $2, $3, $4::"OAuthClientType", $5, $6::text[], $7, $8)
        RETURNING ${COLUMNS}`,
-      [
-        String(scope.accountId), fields.name, fields.company, fields.clientType, fields.scopes, fields.redirectUris, fields.identifier,
-        secret.secretHash, secret.secret.slice(0, SECRET_PREFIX_LENGTH), String(scope.agentId),
-      ],
+      [String(scope.accountId), fields.name, fields.company, fields.clientType, fields.scopes, fields.redirectUris, fields.identifier, String(scope.agentId)],
     );
-    return toRecord(row, secret.secret);
+    return toRecord(row, secret);
   }
 
   /** Sets the given fields (and update_date); null when the scope has no such client. One statement text for any subset. */
@@ -114,14 +123,13 @@ export class OAuthClientRepository {
     return row ? toRecord(row) : null;
   }
 
-  /** Replaces the secret; the previous one stops working at once. null when the scope has no such client. */
-  async setSecret(scope: AccountScope, id: bigint, secret: NewSecret): Promise<OAuthClientRecord | null> {
-    const [row] = await this.db.sql<SqlRow>(
-      `UPDATE oauth_clients c SET secret_hash = $3, secret_prefix = $4, updated_at = now()
-        WHERE c.account_id = $1 AND c.id = $2 RETURNING ${COLUMNS}`,
-      [String(scope.accountId), String(id), secret.secretHash, secret.secret.slice(0, SECRET_PREFIX_LENGTH)],
-    );
-    return row ? toRecord(row, secret.secret) : null;
+  /** Marks a new secret in update_date; the record shows `secret` in full. null when the scope has no such client. */
+  async touchForNewSecret(scope: AccountScope, id: bigint, secret: string): Promise<OAuthClientRecord | null> {
+    const [row] = await this.db.sql<SqlRow>(`UPDATE oauth_clients c SET updated_at = now() WHERE c.account_id = $1 AND c.id = $2 RETURNING ${COLUMNS}`, [
+      String(scope.accountId),
+      String(id),
+    ]);
+    return row ? toRecord(row, secret) : null;
   }
 
   /**
@@ -138,9 +146,20 @@ export class OAuthClientRepository {
     });
   }
 
-  /** The secret hash of the client with this identifier (grant endpoints: no account is known yet). */
-  async secretHashByIdentifier(identifier: string): Promise<string | null> {
-    const [row] = await this.db.sql<{ secret_hash: string }>('SELECT secret_hash FROM oauth_clients WHERE identifier = $1', [identifier]);
-    return row?.secret_hash ?? null;
+  /**
+   * The client with this identifier and its live secrets (current, and previous
+   * in a grace period), in one statement: the grant endpoints and the
+   * authorization request, before any account is known.
+   */
+  async findByIdentifier(identifier: string): Promise<{ client: OAuthClientRecord; secrets: LiveSecret[] } | null> {
+    const [row] = await this.db.sql<SqlRow & { secrets: [string, string, boolean][] | null }>(
+      `SELECT ${COLUMNS},
+              (SELECT json_agg(json_build_array(s.id::text, s.secret_hash, s.last_used_at IS NULL OR s.last_used_at < now() - interval '60 seconds') ORDER BY s.id DESC)
+                 FROM oauth_client_secrets s WHERE s.client_id = c.id AND (s.expires_at IS NULL OR s.expires_at > now())) AS secrets
+         FROM oauth_clients c WHERE c.identifier = $1`,
+      [identifier],
+    );
+    if (!row) return null;
+    return { client: toRecord(row), secrets: (row.secrets ?? []).map(([id, hash, stale]) => ({ id: BigInt(id), hash, stale })) };
   }
 }

@@ -21,6 +21,42 @@ export interface OAuthTokenRecord {
   createdAt: Date;
   expiresAt: Date | null;
   usedAt: Date | null;
+  /** how the grant endpoint issued it; null for tokens made by admins */
+  grantType: GrantType | null;
+  /** full right after issue, else its first 10 characters; null when it has none */
+  refreshToken: string | null;
+  refreshTokenExpiresAt: Date | null;
+}
+
+export type GrantType = 'authorization_code' | 'refresh_token' | 'client_credentials';
+
+/** What a token issued by the grant endpoint is made of (hashes for storage, the texts for the one response). */
+export interface NewGrantToken {
+  token: string;
+  tokenHash: string;
+  expiresIn: number;
+  refresh?: { token: string; tokenHash: string; expiresIn: number };
+}
+
+/** A token found by the hash of its access or refresh token (revocation, introspection, refresh reuse). */
+export interface PresentedHashRow {
+  id: bigint;
+  accountId: bigint;
+  clientId: bigint | null;
+  grantId: bigint | null;
+  /** which of the token's two secrets the hash named */
+  kind: 'access' | 'refresh';
+  /** that secret is live: not revoked, not expired, (refresh) not rotated, user active */
+  live: boolean;
+  /** the refresh token was rotated already (presenting it again is a replay) */
+  refreshUsed: boolean;
+  scopes: string[];
+  createdAt: Date;
+  /** of the secret the hash named */
+  expiresAt: Date | null;
+  clientIdentifier: string | null;
+  userId: bigint;
+  email: string;
 }
 
 /** A live token found by its hash, with what authentication needs of its user and client. */
@@ -40,20 +76,39 @@ type Int8 = string | number | bigint;
 interface SqlRow {
   id: Int8; account_id: Int8; client_id: Int8 | null; user_id: Int8; token_prefix: string; scopes: string[];
   created_at: Date; expires_at: Date | null; used_at: Date | null;
+  grant_type: GrantType | null; refresh_token_prefix: string | null; refresh_token_expires_at: Date | null;
 }
-const COLUMNS = "t.id, t.account_id, t.client_id, t.user_id, t.token_prefix, coalesce(t.scopes, '{}') AS scopes, t.created_at, t.expires_at, t.used_at";
+const COLUMNS =
+  "t.id, t.account_id, t.client_id, t.user_id, t.token_prefix, coalesce(t.scopes, '{}') AS scopes, t.created_at, t.expires_at, t.used_at, " +
+  't.grant_type::text AS grant_type, t.refresh_token_prefix, t.refresh_token_expires_at';
 
-function toRecord(r: SqlRow, fullToken?: string): OAuthTokenRecord {
+function toRecord(r: SqlRow, full?: { token: string; refreshToken?: string }): OAuthTokenRecord {
   return {
     id: BigInt(r.id), accountId: BigInt(r.account_id), clientId: r.client_id === null ? null : BigInt(r.client_id), userId: BigInt(r.user_id),
-    token: fullToken ?? r.token_prefix, scopes: r.scopes, createdAt: r.created_at, expiresAt: r.expires_at, usedAt: r.used_at,
+    token: full?.token ?? r.token_prefix, scopes: r.scopes, createdAt: r.created_at, expiresAt: r.expires_at, usedAt: r.used_at,
+    grantType: r.grant_type, refreshToken: full?.refreshToken ?? r.refresh_token_prefix, refreshTokenExpiresAt: r.refresh_token_expires_at,
   };
 }
 
-/** WHERE of the live tokens of a scope (alias t); appends its parameters. */
+/** The columns of a new grant token after the common ones: hashes, prefixes, lifetimes ($n from `first`). */
+function grantTokenParams(t: NewGrantToken): unknown[] {
+  return [
+    t.tokenHash, t.token.slice(0, TOKEN_PREFIX_LENGTH), t.expiresIn,
+    t.refresh?.tokenHash ?? null, t.refresh ? t.refresh.token.slice(0, TOKEN_PREFIX_LENGTH) : null, t.refresh?.expiresIn ?? null,
+  ];
+}
+const GRANT_TOKEN_COLUMNS = 'token_hash, token_prefix, expires_at, refresh_token_hash, refresh_token_prefix, refresh_token_expires_at';
+/** The values of GRANT_TOKEN_COLUMNS from parameters $n..$n+5 */
+const grantTokenValues = (n: number) =>
+  `$${n}, $${n + 1}, now() + make_interval(secs => $${n + 2}::int), $${n + 3}, $${n + 4}, now() + make_interval(secs => $${n + 5}::int)`;
+
+/**
+ * WHERE of the live tokens of a scope (alias t); appends its parameters. A grant
+ * token whose access token expired stays while its refresh token lives.
+ */
 function scopeSql(scope: OwnerScope, params: unknown[], clientId?: bigint): string {
   params.push(String(scope.accountId));
-  let where = `t.account_id = $${params.length} AND t.revoked_at IS NULL`;
+  let where = `t.account_id = $${params.length} AND t.revoked_at IS NULL AND (t.expires_at IS NULL OR t.expires_at > now() OR t.refresh_token_expires_at > now())`;
   if (scope.userId !== undefined) {
     params.push(String(scope.userId));
     where += ` AND t.user_id = $${params.length}`;
@@ -82,7 +137,7 @@ export class OAuthTokenRepository {
        RETURNING ${COLUMNS}`,
       [String(row.clientId), String(scope.accountId), String(scope.userId), row.tokenHash, row.token.slice(0, TOKEN_PREFIX_LENGTH), row.scopes],
     );
-    return inserted ? toRecord(inserted, row.token) : null;
+    return inserted ? toRecord(inserted, { token: row.token }) : null;
   }
 
   async find(scope: OwnerScope, id: bigint): Promise<OAuthTokenRecord | null> {
@@ -117,6 +172,7 @@ export class OAuthTokenRepository {
        )
        SELECT found.id, found.account_id, found.user_id, found.scopes, found.client_id, found.token_prefix, found.created_at,
               found.expires_at, COALESCE((SELECT used_at FROM touched), found.used_at) AS used_at,
+              found.grant_type, found.refresh_token_prefix, found.refresh_token_expires_at,
               found.client_scopes, found.role, found.email, found.name
          FROM found`,
       [tokenHash, subdomain ?? null],
@@ -197,8 +253,107 @@ export class OAuthTokenRepository {
     await this.db.sql('UPDATE oauth_tokens SET revoked_at = now() WHERE id = $1 AND revoked_at IS NULL', [String(id)]);
   }
 
-  /** Revokes every live token of a client, inside the caller's transaction (deleting a client). */
+  /**
+   * Revokes every live token of a client, inside the caller's transaction
+   * (deleting a client), and detaches all its tokens from their grants: the
+   * client's grants go with it (ON DELETE CASCADE), and a token reached by both
+   * cascades (client_id and grant_id SET NULL) in one statement would fail its
+   * foreign key check.
+   */
   async revokeAllOfClient(tx: Prisma.TransactionClient | PrismaClient, clientId: bigint): Promise<void> {
     await tx.oAuthToken.updateMany({ where: { clientId, revokedAt: null }, data: { revokedAt: new Date() } });
+    await tx.oAuthToken.updateMany({ where: { clientId, grantId: { not: null } }, data: { grantId: null } });
+  }
+
+  // ------------------------------------------------------------------ the grant endpoint
+
+  /**
+   * A token (with its refresh token) for a grant that is not revoked and whose
+   * user is active; null otherwise. The grant's row is share-locked until the
+   * caller's transaction ends, so a family revocation (which updates that row
+   * first) waits for this token and then sees it.
+   */
+  async issueForGrant(grantId: bigint, grantType: GrantType, t: NewGrantToken): Promise<OAuthTokenRecord | null> {
+    const [row] = await this.db.sql<SqlRow>(
+      `INSERT INTO oauth_tokens AS t (account_id, client_id, user_id, scopes, grant_type, grant_id, ${GRANT_TOKEN_COLUMNS})
+       SELECT g.account_id, g.client_id, g.user_id, g.scopes, $2::"OAuthGrantType", g.id, ${grantTokenValues(3)}
+         FROM oauth_grants g JOIN users u ON u.id = g.user_id AND u.active
+        WHERE g.id = $1 AND g.revoked_at IS NULL
+          FOR SHARE OF g
+       RETURNING ${COLUMNS}`,
+      [String(grantId), grantType, ...grantTokenParams(t)],
+    );
+    return row ? toRecord(row, { token: t.token, refreshToken: t.refresh?.token }) : null;
+  }
+
+  /** A client-credentials token: it acts as the admin who created the client, while that user is active. No refresh token. */
+  async issueForClient(clientId: bigint, scopes: string[], t: NewGrantToken): Promise<OAuthTokenRecord | null> {
+    const [row] = await this.db.sql<SqlRow>(
+      `INSERT INTO oauth_tokens AS t (account_id, client_id, user_id, scopes, grant_type, ${GRANT_TOKEN_COLUMNS})
+       SELECT c.account_id, c.id, c.agent_id, $2::text[], 'client_credentials', ${grantTokenValues(3)}
+         FROM oauth_clients c JOIN users u ON u.id = c.agent_id AND u.account_id = c.account_id AND u.active
+        WHERE c.id = $1
+       RETURNING ${COLUMNS}`,
+      [String(clientId), scopes, ...grantTokenParams(t)],
+    );
+    return row ? toRecord(row, { token: t.token }) : null;
+  }
+
+  /**
+   * Refresh-token rotation in one statement: the presented refresh token (live,
+   * of this client, not rotated yet, covering `scopes` when given) is marked used
+   * and its token revoked, and a new token of the same grant is inserted, with
+   * the same or the narrowed scopes. The row lock makes two racing processes
+   * rotate once: the second finds it used. Null when nothing was rotated.
+   */
+  async rotateRefresh(refreshHash: string, clientId: bigint, scopes: string[] | undefined, t: NewGrantToken): Promise<OAuthTokenRecord | null> {
+    const [row] = await this.db.sql<SqlRow>(
+      `WITH old AS (
+         UPDATE oauth_tokens o SET refresh_token_used_at = now(), revoked_at = now()
+          WHERE o.refresh_token_hash = $1 AND o.client_id = $2 AND o.refresh_token_used_at IS NULL AND o.revoked_at IS NULL
+            AND o.refresh_token_expires_at > now() AND ($3::text[] IS NULL OR $3::text[] <@ o.scopes)
+         RETURNING o.account_id, o.client_id, o.user_id, o.scopes, o.grant_id
+       ), family AS (
+         SELECT g.id FROM oauth_grants g JOIN old ON g.id = old.grant_id WHERE g.revoked_at IS NULL FOR SHARE OF g
+       )
+       INSERT INTO oauth_tokens AS t (account_id, client_id, user_id, scopes, grant_type, grant_id, ${GRANT_TOKEN_COLUMNS})
+       SELECT old.account_id, old.client_id, old.user_id, COALESCE($3::text[], old.scopes), 'refresh_token', old.grant_id, ${grantTokenValues(4)}
+         FROM old JOIN family ON family.id = old.grant_id JOIN users u ON u.id = old.user_id AND u.active
+       RETURNING ${COLUMNS}`,
+      [refreshHash, String(clientId), scopes ?? null, ...grantTokenParams(t)],
+    );
+    return row ? toRecord(row, { token: t.token, refreshToken: t.refresh?.token }) : null;
+  }
+
+  /** The token whose access or refresh token has this hash, with what revocation and introspection need. */
+  async findByEitherHash(hash: string): Promise<PresentedHashRow | null> {
+    const [r] = await this.db.sql<{
+      id: Int8; account_id: Int8; client_id: Int8 | null; grant_id: Int8 | null; is_access: boolean; live: boolean; refresh_used: boolean;
+      scopes: string[]; created_at: Date; expires_at: Date | null; client_identifier: string | null; user_id: Int8; email: string;
+    }>(
+      `SELECT t.id, t.account_id, t.client_id, t.grant_id, t.token_hash = $1 AS is_access, coalesce(t.scopes, '{}') AS scopes, t.created_at,
+              t.refresh_token_used_at IS NOT NULL AS refresh_used,
+              CASE WHEN t.token_hash = $1 THEN t.expires_at ELSE t.refresh_token_expires_at END AS expires_at,
+              t.revoked_at IS NULL AND u.active AND c.id IS NOT NULL AND CASE WHEN t.token_hash = $1
+                THEN t.expires_at IS NULL OR t.expires_at > now()
+                ELSE t.refresh_token_used_at IS NULL AND t.refresh_token_expires_at > now() END AS live,
+              c.identifier AS client_identifier, u.id AS user_id, u.email
+         FROM oauth_tokens t
+         JOIN users u ON u.id = t.user_id
+         LEFT JOIN oauth_clients c ON c.id = t.client_id
+        WHERE t.token_hash = $1 OR t.refresh_token_hash = $1`,
+      [hash],
+    );
+    if (!r) return null;
+    return {
+      id: BigInt(r.id), accountId: BigInt(r.account_id), clientId: r.client_id === null ? null : BigInt(r.client_id),
+      grantId: r.grant_id === null ? null : BigInt(r.grant_id), kind: r.is_access ? 'access' : 'refresh', live: r.live, refreshUsed: r.refresh_used,
+      scopes: r.scopes, createdAt: r.created_at, expiresAt: r.expires_at, clientIdentifier: r.client_identifier, userId: BigInt(r.user_id), email: r.email,
+    };
+  }
+
+  /** Revokes every token of a grant (a family), in the caller's transaction after the grant's own row. */
+  async revokeGrant(grantId: bigint): Promise<void> {
+    await this.db.sql('UPDATE oauth_tokens SET revoked_at = now() WHERE grant_id = $1 AND revoked_at IS NULL', [String(grantId)]);
   }
 }

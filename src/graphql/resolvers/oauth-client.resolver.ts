@@ -1,7 +1,7 @@
-import { Arg, Ctx, ID, Mutation, Query, Resolver } from 'type-graphql';
+import { Arg, Ctx, FieldResolver, ID, Int, Mutation, Query, Resolver, Root } from 'type-graphql';
 import { Allow } from '../auth-checker';
 import type { GraphQLContext } from '../context';
-import { OAuthClient, OAuthClientInput } from '../types/oauth-client.types';
+import { OAuthClient, OAuthClientInput, OAuthClientSecret } from '../types/oauth-client.types';
 
 /** Admins only (seed §4.1). GraphQL `null` stands for "not in this account". */
 @Resolver(() => OAuthClient)
@@ -43,8 +43,27 @@ export class OAuthClientResolver {
   }
 
   @Allow('oauthClients.write')
-  @Mutation(() => OAuthClient, { description: 'A new secret, returned in full this once; the old one stops working at once' })
-  async generateOAuthClientSecret(@Arg('id', () => ID) id: string, @Ctx() { viewer, services }: GraphQLContext): Promise<OAuthClient> {
-    return OAuthClient.from(await services.oauthClients.regenerateSecret(viewer!, id));
+  @Mutation(() => OAuthClient, {
+    description: 'A new secret, returned in full this once; the old one stops working at once, or at the grant endpoints after gracePeriod seconds (at most 604800)',
+  })
+  async generateOAuthClientSecret(
+    @Arg('id', () => ID) id: string,
+    @Arg('gracePeriod', () => Int, { nullable: true }) gracePeriod: number | null,
+    @Ctx() { viewer, services }: GraphQLContext,
+  ): Promise<OAuthClient> {
+    return OAuthClient.from(await services.oauthClients.regenerateSecret(viewer!, id, gracePeriod));
+  }
+
+  @Allow('oauthClients.write')
+  @Mutation(() => OAuthClient, { description: 'Ends the grace period of the previous secret now: only the current secret stays valid' })
+  async endOAuthClientSecretGracePeriod(@Arg('id', () => ID) id: string, @Ctx() { viewer, services }: GraphQLContext): Promise<OAuthClient> {
+    return OAuthClient.from(await services.oauthClients.endSecretGracePeriod(viewer!, id));
+  }
+
+  /** Secrets are client data: what oauthClient(id) shows (admins with read). */
+  @Allow('oauthClients.read')
+  @FieldResolver(() => [OAuthClientSecret], { description: 'Live secrets: the current one first, then the previous one during a grace period' })
+  async secrets(@Root() client: OAuthClient, @Ctx() { loaders }: GraphQLContext): Promise<OAuthClientSecret[]> {
+    return (await loaders!.secretsByClientId.load(BigInt(client.id))).map(OAuthClientSecret.from);
   }
 }

@@ -1,5 +1,5 @@
 import { Field, ID, InputType, ObjectType, registerEnumType } from 'type-graphql';
-import type { OAuthClientRecord } from '../../domain/oauth-clients/oauth-client.service';
+import type { OAuthClientRecord, OAuthClientSecretRecord } from '../../domain/oauth-clients/oauth-client.service';
 
 export enum OAuthClientType {
   PUBLIC = 'public',
@@ -47,4 +47,19 @@ export class OAuthClientInput {
   @Field(() => String, { nullable: true, description: 'Required on create: "read", "write" or "read write"' }) scopes?: string | null;
   @Field(() => [String], { nullable: true, description: 'Required on create: absolute URIs (https, http on loopback, or a native app scheme)' })
   redirectUris?: string[] | null;
+}
+
+@ObjectType({ description: "A live secret of a client: the current one, or the previous one during a rotation's grace period" })
+export class OAuthClientSecret {
+  @Field(() => ID) id!: string;
+  @Field({ description: 'Its first 10 characters' }) prefix!: string;
+  @Field() createdAt!: Date;
+  @Field(() => Date, { nullable: true, description: 'Last client authentication with it at the grant endpoints (updated at most once a minute)' })
+  lastUsedAt!: Date | null;
+  @Field(() => Date, { nullable: true, description: 'null for the current secret; the end of the grace period for the previous one' })
+  expiresAt!: Date | null;
+
+  static from(r: OAuthClientSecretRecord): OAuthClientSecret {
+    return Object.assign(new OAuthClientSecret(), { id: String(r.id), prefix: r.prefix, createdAt: r.createdAt, lastUsedAt: r.lastUsedAt, expiresAt: r.expiresAt });
+  }
 }

@@ -1,5 +1,12 @@
-import { ArgsType, Field, ID, InputType, Int, ObjectType } from 'type-graphql';
+import { ArgsType, Field, ID, InputType, Int, ObjectType, registerEnumType } from 'type-graphql';
 import type { OAuthTokenRecord } from '../../domain/oauth-tokens/oauth-token.service';
+
+export enum OAuthGrantType {
+  AUTHORIZATION_CODE = 'authorization_code',
+  REFRESH_TOKEN = 'refresh_token',
+  CLIENT_CREDENTIALS = 'client_credentials',
+}
+registerEnumType(OAuthGrantType, { name: 'OAuthGrantType', description: 'How the grant endpoint (POST /oauth/tokens) issued a token' });
 
 @ObjectType({ description: 'An OAuth access token (seed §2.2)' })
 export class OAuthToken {
@@ -9,9 +16,12 @@ export class OAuthToken {
   @Field(() => ID) userId!: string;
   @Field(() => [String], { description: 'As given at creation, invalid ones included' }) scopes!: string[];
   @Field() createdAt!: Date;
-  @Field(() => Date, { nullable: true, description: 'null: the token does not expire' }) expiresAt!: Date | null;
+  @Field(() => Date, { nullable: true, description: 'null: the token does not expire (tokens made by admins)' }) expiresAt!: Date | null;
   @Field(() => Date, { nullable: true, description: 'Last time it authenticated a request (updated at most once a minute)' }) usedAt!: Date | null;
-  @Field(() => String, { nullable: true, description: 'null for tokens created through this API' }) refreshToken!: string | null;
+  @Field(() => String, { nullable: true, description: 'Its first 10 characters; null for tokens made by admins and client-credentials tokens' })
+  refreshToken!: string | null;
+  @Field(() => Date, { nullable: true }) refreshTokenExpiresAt!: Date | null;
+  @Field(() => OAuthGrantType, { nullable: true, description: 'null for tokens made by admins through this API' }) grantType!: OAuthGrantType | null;
   @Field({ description: 'REST URL of this record' }) url!: string;
 
   static from(r: OAuthTokenRecord, baseUrl: string): OAuthToken {
@@ -24,7 +34,9 @@ export class OAuthToken {
       createdAt: r.createdAt,
       expiresAt: r.expiresAt,
       usedAt: r.usedAt,
-      refreshToken: null,
+      refreshToken: r.refreshToken,
+      refreshTokenExpiresAt: r.refreshTokenExpiresAt,
+      grantType: r.grantType as OAuthGrantType | null,
       url: `${baseUrl}/api/v2/oauth/tokens/${r.id}.json`,
     });
   }

@@ -1,0 +1,35 @@
+import { hmacHex } from '../crypto';
+import type { AuthenticatedClient } from './client-authentication';
+import { InvalidGrantError, InvalidScopeError } from './oauth-errors';
+import { lifetimeParam, param, requiredParam, type Params } from './params';
+import { tokenResponse, type TokenResponse } from './token-response';
+import { ACCESS_LIFETIME, REFRESH_LIFETIME, newGrantToken, revokeFamily, type OAuthServerDeps } from './oauth-server.deps';
+
+/**
+ * grant_type=refresh_token (RFC 6749 §6). Rotates on every use, in one
+ * statement: the old access and refresh tokens die, a new pair of the same grant
+ * is issued, with the original scopes or fewer. A refresh token presented after
+ * it was rotated is a replay: its whole grant is revoked (RFC 9700 §2.2.2).
+ */
+export async function refreshTokenGrant(deps: OAuthServerDeps, { client }: AuthenticatedClient, params: Params): Promise<TokenResponse> {
+  const presented = requiredParam(params, 'refresh_token');
+  const scopeParam = param(params, 'scope');
+  const scopes = scopeParam === undefined || scopeParam.trim() === '' ? undefined : [...new Set(scopeParam.trim().split(/\s+/))];
+  if (scopes && (scopes.length > 50 || scopes.some((s) => s.length > 100))) throw new InvalidScopeError('Too many or too long scopes');
+  const expiresIn = lifetimeParam(params, 'expires_in', ACCESS_LIFETIME);
+  const refreshExpiresIn = lifetimeParam(params, 'refresh_token_expires_in', REFRESH_LIFETIME);
+  const hash = hmacHex(deps.hashKey, presented);
+
+  const record = await deps.tokens.rotateRefresh(hash, client.id, scopes, newGrantToken(deps.hashKey, expiresIn, refreshExpiresIn));
+  if (record) return tokenResponse(record, { expiresIn, refreshExpiresIn });
+
+  // Nothing rotated: say why, and revoke the family of a replayed token.
+  const found = await deps.tokens.findByEitherHash(hash);
+  if (!found || found.kind !== 'refresh' || found.clientId !== client.id) throw new InvalidGrantError('The refresh token is invalid');
+  if (found.refreshUsed) {
+    if (found.grantId !== null) await revokeFamily(deps, found.grantId);
+    throw new InvalidGrantError('The refresh token was already used; every token of its grant is revoked');
+  }
+  if (found.live && scopes && !scopes.every((s) => found.scopes.includes(s))) throw new InvalidScopeError('The requested scope exceeds the scope originally granted');
+  throw new InvalidGrantError('The refresh token is expired or revoked');
+}

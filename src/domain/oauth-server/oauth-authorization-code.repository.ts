@@ -1,0 +1,68 @@
+import type { Db } from '../../db/create-db';
+
+// The only module that reads or writes oauth_authorization_codes: keyed hashes
+// of single-use codes, each bound to its grant, client, redirect URI and PKCE
+// challenge, valid CODE_LIFETIME_SECONDS.
+
+export const CODE_LIFETIME_SECONDS = 120;
+
+export interface AuthorizationCodeRow {
+  id: bigint;
+  grantId: bigint;
+  clientId: bigint;
+  redirectUri: string;
+  codeChallenge: string | null;
+  codeChallengeMethod: string | null;
+  expired: boolean;
+}
+
+type Int8 = string | number | bigint;
+interface SqlRow {
+  id: Int8; grant_id: Int8; client_id: Int8; redirect_uri: string; code_challenge: string | null; code_challenge_method: string | null; expired: boolean;
+}
+const COLUMNS = 'k.id, k.grant_id, k.client_id, k.redirect_uri, k.code_challenge, k.code_challenge_method, k.expires_at <= now() AS expired';
+
+function toRow(r: SqlRow): AuthorizationCodeRow {
+  return {
+    id: BigInt(r.id), grantId: BigInt(r.grant_id), clientId: BigInt(r.client_id), redirectUri: r.redirect_uri,
+    codeChallenge: r.code_challenge, codeChallengeMethod: r.code_challenge_method, expired: r.expired,
+  };
+}
+
+export class OAuthAuthorizationCodeRepository {
+  constructor(private readonly db: Pick<Db, 'sql'>) {}
+
+  async insert(row: {
+    accountId: bigint; grantId: bigint; clientId: bigint; codeHash: string; redirectUri: string; codeChallenge: string | null; codeChallengeMethod: string | null;
+  }): Promise<Date> {
+    const [inserted] = await this.db.sql<{ expires_at: Date }>(
+      `INSERT INTO oauth_authorization_codes (account_id, grant_id, client_id, code_hash, redirect_uri, code_challenge, code_challenge_method, expires_at)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, now() + make_interval(secs => $8::int))
+       RETURNING expires_at`,
+      [String(row.accountId), String(row.grantId), String(row.clientId), row.codeHash, row.redirectUri, row.codeChallenge, row.codeChallengeMethod, CODE_LIFETIME_SECONDS],
+    );
+    return inserted.expires_at;
+  }
+
+  /**
+   * Uses the code: marks it used if it was not, atomically across processes (the
+   * row lock makes the second of two racing statements find it used). `consumed`
+   * is the code when this call used it; `replayed` is its grant when the code
+   * exists but was used before (RFC 6749 §4.1.2: revoke what it issued).
+   */
+  async consume(codeHash: string): Promise<{ consumed?: AuthorizationCodeRow; replayed?: bigint }> {
+    const rows = await this.db.sql<SqlRow & { consumed: boolean }>(
+      `WITH found AS (SELECT ${COLUMNS} FROM oauth_authorization_codes k WHERE k.code_hash = $1),
+       used AS (
+         UPDATE oauth_authorization_codes k SET used_at = now() FROM found
+          WHERE k.id = found.id AND k.used_at IS NULL
+         RETURNING k.id
+       )
+       SELECT found.*, EXISTS (SELECT 1 FROM used) AS consumed FROM found`,
+      [codeHash],
+    );
+    const row = rows[0];
+    if (!row) return {};
+    return row.consumed ? { consumed: toRow(row) } : { replayed: BigInt(row.grant_id) };
+  }
+}

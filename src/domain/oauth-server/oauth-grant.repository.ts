@@ -1,0 +1,31 @@
+import type { Db } from '../../db/create-db';
+
+// The only module that reads or writes oauth_grants: the families of tokens. A
+// grant is created when a user consents (with its authorization code); every
+// token issued from it carries its id; revoking it ends them all.
+
+export class OAuthGrantRepository {
+  constructor(private readonly db: Pick<Db, 'sql'>) {}
+
+  /** A grant of the client's account for one of its users; null when the user is not an active user of that account. */
+  async insert(row: { clientId: bigint; accountId: bigint; userId: bigint; scopes: string[] }): Promise<bigint | null> {
+    const [inserted] = await this.db.sql<{ id: string | bigint }>(
+      `INSERT INTO oauth_grants (account_id, client_id, user_id, scopes)
+       SELECT c.account_id, c.id, u.id, $4::text[]
+         FROM oauth_clients c JOIN users u ON u.account_id = c.account_id AND u.id = $3 AND u.active
+        WHERE c.id = $1 AND c.account_id = $2
+       RETURNING id`,
+      [String(row.clientId), String(row.accountId), String(row.userId), row.scopes],
+    );
+    return inserted ? BigInt(inserted.id) : null;
+  }
+
+  /**
+   * Marks the grant revoked. Run first in the revoking transaction: it waits for
+   * statements that are issuing a token of this grant (they share-lock the row),
+   * so the tokens' revocation that follows sees theirs too.
+   */
+  async revoke(grantId: bigint): Promise<void> {
+    await this.db.sql('UPDATE oauth_grants SET revoked_at = now() WHERE id = $1 AND revoked_at IS NULL', [String(grantId)]);
+  }
+}

@@ -1,0 +1,19 @@
+import { hmacHex } from '../crypto';
+import { authenticateClient, type ProtocolRequest } from './client-authentication';
+import { requiredParam } from './params';
+import { revokeFamily, type OAuthServerDeps } from './oauth-server.deps';
+
+/**
+ * POST /oauth/revoke (RFC 7009). An access token dies with its refresh token; a
+ * refresh token revokes its whole grant. Answers 200 for an unknown token, and
+ * for another client's token (which it leaves alone), so that nothing about other
+ * tokens can be learnt here. token_type_hint is not needed: both are looked up at once.
+ */
+export async function revocationEndpoint(deps: OAuthServerDeps, request: ProtocolRequest): Promise<void> {
+  const { client } = await authenticateClient(deps, request);
+  const token = requiredParam(request.params, 'token');
+  const found = await deps.tokens.findByEitherHash(hmacHex(deps.hashKey, token));
+  if (!found || found.clientId !== client.id) return;
+  if (found.kind === 'refresh' && found.grantId !== null) await revokeFamily(deps, found.grantId);
+  else await deps.tokens.revokeById(found.id);
+}

@@ -1,0 +1,90 @@
+import { isUtf8 } from 'node:buffer';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { isDatabaseUnavailable } from '../../db/errors';
+import { DomainError } from '../../domain/errors';
+import type { Services } from '../../domain/services';
+import { InvalidClientError, InvalidRequestError, OAuthError, ServerError, TemporarilyUnavailableError } from '../../domain/oauth-server/oauth-errors';
+import { OAUTH_PATHS } from '../../domain/oauth-server/metadata';
+import type { ProtocolRequest } from '../../domain/oauth-server/client-authentication';
+import type { Params } from '../../domain/oauth-server/params';
+import { createHostResolver } from '../request-context';
+
+/** Nothing the grant, revocation and introspection endpoints answer may be cached (RFC 6749 §5.1). */
+const NO_STORE = { 'cache-control': 'no-store', pragma: 'no-cache' } as const;
+
+/** A form body (RFC 6749 Appendix B) as parameters; a repeated name becomes an array (refused later as invalid_request). */
+function parseForm(body: Buffer): Params {
+  if (!isUtf8(body)) throw new InvalidRequestError('The request body is not valid UTF-8');
+  const params: Record<string, string | string[]> = Object.create(null);
+  for (const [name, value] of new URLSearchParams(body.toString('utf8'))) {
+    const seen = params[name];
+    params[name] = seen === undefined ? value : [...(Array.isArray(seen) ? seen : [seen]), value];
+  }
+  return params;
+}
+
+function protocolRequest(request: FastifyRequest): ProtocolRequest {
+  const body = request.body;
+  if (body !== undefined && (body === null || typeof body !== 'object' || Array.isArray(body))) {
+    throw new InvalidRequestError('The request body must be a form (application/x-www-form-urlencoded) or a JSON object');
+  }
+  const authorization = request.headers.authorization;
+  return { authorization: Array.isArray(authorization) ? authorization[0] : authorization, params: (body as Params | undefined) ?? {} };
+}
+
+/** Any error as RFC 6749 §5.2 JSON: client mistakes are 4xx, never 500 (a 5xx hides its message). */
+function toOAuthError(error: unknown, request: FastifyRequest): OAuthError {
+  if (error instanceof OAuthError) return error;
+  if (error instanceof DomainError && error.code === 'SERVICE_UNAVAILABLE') return new TemporarilyUnavailableError('Try again shortly');
+  if (isDatabaseUnavailable(error)) return new TemporarilyUnavailableError('Try again shortly');
+  const e = error as { code?: string; statusCode?: number };
+  if (e.code === 'FST_ERR_CTP_BODY_TOO_LARGE') return Object.assign(new InvalidRequestError('The request body is too large'), { status: 413 });
+  if (e.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') return new InvalidRequestError('Send parameters as application/x-www-form-urlencoded or application/json');
+  if (error instanceof DomainError && error.code === 'BAD_REQUEST') return new InvalidRequestError(error.message);
+  if (e.statusCode && e.statusCode >= 400 && e.statusCode < 500) return new InvalidRequestError('The request body is malformed');
+  request.log.error({ err: error }, 'oauth endpoint error');
+  return new ServerError('Internal error');
+}
+
+function sendOAuthError(reply: FastifyReply, error: OAuthError) {
+  reply.headers(NO_STORE);
+  if (error instanceof InvalidClientError && error.viaBasic) reply.header('www-authenticate', 'Basic realm="oauth", error="invalid_client"');
+  if (error instanceof TemporarilyUnavailableError) reply.header('retry-after', '5');
+  return reply.code(error.status).type('application/json; charset=utf-8').send(error.toJSON());
+}
+
+/**
+ * The OAuth 2.0 authorization server's endpoints (API.md "OAuth 2.0 authorization
+ * server"). Registered without fastify-plugin on purpose: the form parser and the
+ * RFC 6749 error handler apply to these routes only, and the rest of the service
+ * stays JSON-only. Handlers only translate; the work is in domain/oauth-server.
+ */
+export async function oauthServer(fastify: FastifyInstance, { services, publicUrl }: { services: Services; publicUrl?: string }): Promise<void> {
+  fastify.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'buffer' }, (_request, body, done) => {
+    try {
+      done(null, parseForm(body as Buffer));
+    } catch (err) {
+      done(err as Error, undefined);
+    }
+  });
+  fastify.setErrorHandler((error, request, reply) => sendOAuthError(reply, toOAuthError(error, request)));
+  const server = services.oauthServer;
+  // the issuer is the base URL the request came on (PUBLIC_URL, or with a subdomain), as for every other URL
+  const resolveHost = createHostResolver(publicUrl);
+
+  fastify.post(OAUTH_PATHS.token, async (request, reply) => {
+    const body = await server.token(protocolRequest(request));
+    return reply.headers(NO_STORE).type('application/json; charset=utf-8').send(body);
+  });
+  fastify.post(OAUTH_PATHS.revocation, async (request, reply) => {
+    await server.revoke(protocolRequest(request));
+    return reply.headers(NO_STORE).code(200).send();
+  });
+  fastify.post(OAUTH_PATHS.introspection, async (request, reply) => {
+    const body = await server.introspect(protocolRequest(request));
+    return reply.headers(NO_STORE).type('application/json; charset=utf-8').send(body);
+  });
+  fastify.get(OAUTH_PATHS.metadata, async (request, reply) => {
+    return reply.type('application/json; charset=utf-8').send(server.metadata(resolveHost(request).baseUrl));
+  });
+}
