@@ -13,6 +13,7 @@ import { graphql } from './http/plugins/graphql';
 import { health } from './http/plugins/health';
 import { jsonBody } from './http/plugins/json-body';
 import { oauthServer } from './http/plugins/oauth-server';
+import { authorizePages } from './http/plugins/oauth-authorize';
 import { requestLog } from './http/plugins/request-log';
 import { rest } from './http/plugins/rest';
 import { restRoutes } from './rest/routes';
@@ -65,5 +66,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   await fastify.register(rest, { schema, buildContext, routes: restRoutes });
   // encapsulated: its form-body parser and RFC 6749 errors stay on its own routes
   await fastify.register(oauthServer, { services, publicUrl: config.publicUrl });
+  // encapsulated too: the login and consent pages' form parser and cookies stay on their routes
+  await fastify.register(authorizePages, { services, hashKey: config.hashKey, publicUrl: config.publicUrl });
   return { fastify, services };
 }
