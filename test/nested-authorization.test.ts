@@ -40,31 +40,18 @@ describe('nested fields are authorized like their top-level queries', () => {
     expect(prefixes.every((p) => p === own.token.slice(0, 10))).toBe(true);
   }
 
+  /** A caller presenting its own new token (of `who()`, with `scopes`), and any extra headers. */
+  const withToken = (who: () => TestUser, scopes: string[], extra: () => Record<string, string> = () => ({})) => async () => {
+    const own = await insertToken(ctx, who(), { scopes });
+    return { headers: { authorization: `Bearer ${own.token}`, ...extra() }, own };
+  };
   const callers: [string, () => Promise<{ headers: Record<string, string>; own: { token: string; id: bigint } }>][] = [
-    ['an admin token with only write', async () => {
-      const own = await insertToken(ctx, admin, { scopes: ['write'] });
-      return { headers: { authorization: `Bearer ${own.token}` }, own };
-    }],
-    ['an admin token with only impersonate', async () => {
-      const own = await insertToken(ctx, admin, { scopes: ['impersonate'] });
-      return { headers: { authorization: `Bearer ${own.token}` }, own };
-    }],
-    ['an admin token with only tickets:read', async () => {
-      const own = await insertToken(ctx, admin, { scopes: ['tickets:read'] });
-      return { headers: { authorization: `Bearer ${own.token}` }, own };
-    }],
-    ['an admin impersonating an end user', async () => {
-      const own = await insertToken(ctx, admin, { scopes: ['read', 'impersonate'] });
-      return { headers: { authorization: `Bearer ${own.token}`, 'x-on-behalf-of': endUser.email }, own };
-    }],
-    ['an agent with a read token', async () => {
-      const own = await insertToken(ctx, agent, { scopes: ['read'] });
-      return { headers: { authorization: `Bearer ${own.token}` }, own };
-    }],
-    ['an end user with a read token', async () => {
-      const own = await insertToken(ctx, endUser, { scopes: ['read'] });
-      return { headers: { authorization: `Bearer ${own.token}` }, own };
-    }],
+    ['an admin token with only write', withToken(() => admin, ['write'])],
+    ['an admin token with only impersonate', withToken(() => admin, ['impersonate'])],
+    ['an admin token with only tickets:read', withToken(() => admin, ['tickets:read'])],
+    ['an admin impersonating an end user', withToken(() => admin, ['read', 'impersonate'], () => ({ 'x-on-behalf-of': endUser.email }))],
+    ['an agent with a read token', withToken(() => agent, ['read'])],
+    ['an end user with a read token', withToken(() => endUser, ['read'])],
   ];
 
   it.each(callers)('%s sees its own token, and FORBIDDEN instead of the client and its tokens', async (_who, caller) => {
