@@ -69,7 +69,7 @@ function parseArgs(argv: string[]): Options {
   const preset = {
     full: { tokens: 100_000, rounds: 3, duration: 6, warmup: 3, callbackAccounts: 2000, basicUsers: 10, basicRate: 50, refreshTokens: 80_000 },
     quick: { tokens: 100_000, rounds: 3, duration: 1, warmup: 1, callbackAccounts: 1000, basicUsers: 10, basicRate: 50, refreshTokens: 30_000 },
-    smoke: { tokens: 200, rounds: 1, duration: 1, warmup: 0.3, callbackAccounts: 30, basicUsers: 2, basicRate: 10, refreshTokens: 5_000 },
+    smoke: { tokens: 200, rounds: 1, duration: 1, warmup: 0.3, callbackAccounts: 200, basicUsers: 2, basicRate: 10, refreshTokens: 5_000 },
   }[mode];
   const only = value('only');
   return {
