@@ -1,14 +1,14 @@
-import { parse as parseQuery } from 'node:querystring';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import cookie from '@fastify/cookie';
 import type { Services } from '../../domain/services';
 import type { Viewer } from '../../domain/auth/viewer';
-import { DomainError, RateLimitedError, ServiceUnavailableError } from '../../domain/errors';
+import { BadRequestError, DomainError, RateLimitedError, ServiceUnavailableError } from '../../domain/errors';
 import { isDatabaseUnavailable } from '../../db/errors';
 import { constantTimeEqual, hmacHex, randomUrlSafe } from '../../domain/crypto';
 import { describeScope } from '../../domain/scopes';
 import { authorizationResponseUrl, type AuthorizationRequest } from '../../domain/oauth-server/oauth-server.service';
 import { createHostResolver } from '../request-context';
+import { acceptForms } from '../form-body';
 import { consentPage, errorPage, loginPage } from '../pages/templates';
 
 // The authorization endpoint (RFC 6749 §4.1.1) as people see it: a login page,
@@ -71,9 +71,7 @@ export async function authorizePages(fastify: import('fastify').FastifyInstance,
   // the issuer (RFC 9207 iss) is the base URL the request came on, as in the metadata
   const resolveHost = createHostResolver(publicUrl);
   await fastify.register(cookie, { secret: hashKey.toString('hex') });
-  fastify.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string', bodyLimit: FORM_LIMIT }, (_req, body, done) => {
-    done(null, parseQuery(body as string));
-  });
+  acceptForms(fastify, (message) => new BadRequestError(message), FORM_LIMIT);
 
   // Secure behind https: served over TLS, or published at an https PUBLIC_URL (TLS ends at a proxy)
   const secure = (request: FastifyRequest) => request.protocol === 'https' || publicUrl?.startsWith('https:') === true;

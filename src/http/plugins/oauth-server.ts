@@ -1,4 +1,3 @@
-import { isUtf8 } from 'node:buffer';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { isDatabaseUnavailable } from '../../db/errors';
 import { DomainError } from '../../domain/errors';
@@ -8,20 +7,10 @@ import { OAUTH_PATHS } from '../../domain/oauth-server/metadata';
 import type { ProtocolRequest } from '../../domain/oauth-server/client-authentication';
 import type { Params } from '../../domain/oauth-server/params';
 import { createHostResolver } from '../request-context';
+import { acceptForms } from '../form-body';
 
 /** Nothing the grant, revocation and introspection endpoints answer may be cached (RFC 6749 §5.1). */
 const NO_STORE = { 'cache-control': 'no-store', pragma: 'no-cache' } as const;
-
-/** A form body (RFC 6749 Appendix B) as parameters; a repeated name becomes an array (refused later as invalid_request). */
-function parseForm(body: Buffer): Params {
-  if (!isUtf8(body)) throw new InvalidRequestError('The request body is not valid UTF-8');
-  const params: Record<string, string | string[]> = Object.create(null);
-  for (const [name, value] of new URLSearchParams(body.toString('utf8'))) {
-    const seen = params[name];
-    params[name] = seen === undefined ? value : [...(Array.isArray(seen) ? seen : [seen]), value];
-  }
-  return params;
-}
 
 function protocolRequest(request: FastifyRequest): ProtocolRequest {
   const body = request.body;
@@ -60,13 +49,7 @@ function sendOAuthError(reply: FastifyReply, error: OAuthError) {
  * stays JSON-only. Handlers only translate; the work is in domain/oauth-server.
  */
 export async function oauthServer(fastify: FastifyInstance, { services, publicUrl }: { services: Services; publicUrl?: string }): Promise<void> {
-  fastify.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'buffer' }, (_request, body, done) => {
-    try {
-      done(null, parseForm(body as Buffer));
-    } catch (err) {
-      done(err as Error, undefined);
-    }
-  });
+  acceptForms(fastify, (message) => new InvalidRequestError(message));
   fastify.setErrorHandler((error, request, reply) => sendOAuthError(reply, toOAuthError(error, request)));
   const server = services.oauthServer;
   // the issuer is the base URL the request came on (PUBLIC_URL, or with a subdomain), as for every other URL
