@@ -16,9 +16,15 @@ export interface Rule {
    * client), or `none` for what a token may always do to itself.
    */
   access: Access | 'none';
+  /**
+   * The scope resource of the endpoint (API.md §3), when it is one: a token with
+   * `<resource>:<access>` or the bare `<resource>` is granted as by `<access>`.
+   */
+  resource?: 'users' | 'auditlogs';
 }
 
-const rule = (roles: readonly Role[], access: Rule['access']): Rule => ({ roles, access });
+const rule = (roles: readonly Role[], access: Rule['access'], resource?: Rule['resource']): Rule =>
+  resource === undefined ? { roles, access } : { roles, access, resource };
 
 /**
  * Permission → rule. Which rows a permission reaches is the matching row scope
@@ -37,7 +43,7 @@ export const POLICY = {
   /** the presented token shows and revokes itself, whatever its scopes */
   'oauthTokens.current': rule([], 'none'),
   /** users: anyone reads themselves, admins their account's */
-  'users.read': rule([], 'read'),
+  'users.read': rule([], 'read', 'users'),
   'callbackRequests.read': rule(['agent'], 'read'),
   'callbackRequests.create': rule(['agent'], 'write'),
   /** voice phone numbers and groups */
@@ -57,10 +63,10 @@ function roleAllowed(role: Role, roles: readonly Role[]): boolean {
 /** Whether the viewer may use a permission: yes, or the error to answer with. */
 export function authorize(viewer: Viewer | null, permission: Permission): Viewer {
   if (!viewer) throw new UnauthenticatedError();
-  const { roles, access } = POLICY[permission];
+  const { roles, access, resource } = POLICY[permission] as Rule;
   if (!roleAllowed(viewer.role, roles)) throw new ForbiddenError();
   const token = viewer.token;
-  if (token && access !== 'none' && !(scopesGrant(token.scopes, access) && clientAllows(token.clientScopes, access))) {
+  if (token && access !== 'none' && !(scopesGrant(token.scopes, access, resource) && clientAllows(token.clientScopes, access))) {
     throw new ForbiddenError();
   }
   return viewer;

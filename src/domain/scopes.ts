@@ -26,9 +26,16 @@ export function allScopesValid(scopes: readonly unknown[]): boolean {
   return scopes.every(isValidScope);
 }
 
-/** The endpoints of this service are not in the resource list: only unscoped read/write grant them. */
-export function scopesGrant(scopes: readonly string[], access: Access): boolean {
-  return scopes.includes(access);
+/**
+ * Unscoped read/write grant every endpoint. Endpoints of a scope resource (users,
+ * auditlogs) are also granted by `<resource>:<access>` and by the bare `<resource>`
+ * (read and write on it, API.md §3); `tickets:read` grants nothing here.
+ */
+export function scopesGrant(scopes: readonly string[], access: Access, resource?: string): boolean {
+  if (scopes.includes(access)) return true;
+  if (resource === undefined) return false;
+  if (scopes.includes(`${resource}:${access}`)) return true;
+  return scopes.includes(resource) && isValidScope(`${resource}:${access}`);
 }
 
 /** A client's scopes ("read", "write", "read write") cap every token issued for it. */

@@ -129,8 +129,10 @@ export function createContextBuilder(services: Services, publicUrl: string | und
       address: request.ip,
       subdomain,
     });
+    // The viewer may come from the Basic cache: the request's origin goes on a copy.
+    const origin = { via: request.url.startsWith('/api/') ? 'api' : 'graphql', requestId: String(request.id), ipAddress: request.ip } as const;
     return {
-      viewer,
+      viewer: viewer && { ...viewer, origin },
       services,
       baseUrl,
       loaders: viewer ? new Loaders(services, viewer) : null,

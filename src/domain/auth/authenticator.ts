@@ -143,6 +143,7 @@ export class Authenticator {
       via: 'bearer',
       token,
       impersonatorId: viewer.userId,
+      impersonatorName: viewer.name,
     };
   }
 

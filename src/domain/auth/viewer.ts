@@ -23,4 +23,15 @@ export interface Viewer {
   token?: PresentedToken;
   /** the admin who impersonates, when X-On-Behalf-Of was honoured */
   impersonatorId?: bigint;
+  impersonatorName?: string;
+  /** where the request came from, for the audit log (set per request by the context builder) */
+  origin?: RequestOrigin;
+}
+
+/** How a change reached the service: the audit log's via, request id and remote address. */
+export interface RequestOrigin {
+  /** api (REST /api/v2), graphql, oauth (grant endpoints, authorize page), cli */
+  via: 'api' | 'graphql' | 'oauth' | 'cli';
+  requestId?: string;
+  ipAddress?: string;
 }

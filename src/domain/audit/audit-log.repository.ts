@@ -1,0 +1,94 @@
+import type { SqlQuery } from '../../db/create-db';
+import type { RequestOrigin, Viewer } from '../auth/viewer';
+
+// The audit log (Zendesk's audit_logs): one row per change to clients, tokens,
+// users, groups, voice phone numbers and account settings, written by
+// recordAudit() with the SQL function of the transaction that makes the change,
+// so that the change and its record commit or roll back together. Names of the
+// changed fields only, never their values (a secret never reaches this table).
+
+export type AuditAction = 'create' | 'update' | 'destroy';
+export type AuditSourceType = 'account' | 'user' | 'group' | 'voice_phone_number' | 'oauth_client' | 'oauth_token';
+export const AUDIT_SOURCE_TYPES: readonly AuditSourceType[] = ['account', 'user', 'group', 'voice_phone_number', 'oauth_client', 'oauth_token'];
+
+/** Who made a change, and how it arrived. */
+export interface AuditActor {
+  accountId: bigint;
+  /** null: the system (CLI, bootstrap) */
+  actorId: bigint | null;
+  actorName: string;
+  origin: RequestOrigin;
+}
+
+export interface AuditEntry {
+  action: AuditAction;
+  sourceType: AuditSourceType;
+  sourceId: bigint;
+  /** what the target is called (a user's name, a client's name, a token's prefix…) */
+  sourceLabel: string;
+  /** names of the fields that changed (never values) */
+  changedFields?: readonly string[];
+  /** one sentence, e.g. "Revoked", "Issued by the refresh_token grant" */
+  description: string;
+}
+
+export interface AuditLogRecord extends AuditEntry {
+  id: bigint;
+  accountId: bigint;
+  actorId: bigint | null;
+  actorName: string;
+  changedFields: string[];
+  via: RequestOrigin['via'];
+  requestId: string | null;
+  ipAddress: string | null;
+  createdAt: Date;
+}
+
+/**
+ * The actor of a request. An impersonating admin is the actor (the change is theirs),
+ * and the description says on whose behalf.
+ */
+export function actorOf(viewer: Viewer): AuditActor {
+  const origin: RequestOrigin = viewer.origin ?? { via: 'api' };
+  if (viewer.impersonatorId !== undefined) {
+    return { accountId: viewer.accountId, actorId: viewer.impersonatorId, actorName: viewer.impersonatorName ?? '', origin };
+  }
+  return { accountId: viewer.accountId, actorId: viewer.userId, actorName: viewer.name, origin };
+}
+
+/** Changes made by the service itself or by an operator on the command line. */
+export function systemActor(accountId: bigint, origin: RequestOrigin = { via: 'cli' }): AuditActor {
+  return { accountId, actorId: null, actorName: origin.via === 'cli' ? 'CLI' : 'System', origin };
+}
+
+const INSERT =
+  'INSERT INTO audit_logs (account_id, actor_id, actor_name, action, source_type, source_id, source_label, changed_fields, change_description, via, request_id, ip_address) ' +
+  'SELECT $1, $2, $3, e.action, e.source_type, e.source_id, e.source_label, ' +
+  "COALESCE((SELECT array_agg(f) FROM jsonb_array_elements_text(e.changed_fields) AS f), '{}'), e.change_description, $4, $5, $6 " +
+  'FROM jsonb_to_recordset($7::jsonb) AS e(action text, source_type text, source_id bigint, source_label text, changed_fields jsonb, change_description text)';
+
+/**
+ * Writes the records of one change, in one statement, on the transaction's
+ * connection `sql` (db.transaction's argument): never on a separate connection.
+ */
+export async function recordAudit(sql: SqlQuery, actor: AuditActor, entries: AuditEntry | readonly AuditEntry[]): Promise<void> {
+  const list = Array.isArray(entries) ? entries : [entries as AuditEntry];
+  if (list.length === 0) return;
+  const rows = list.map((e) => ({
+    action: e.action,
+    source_type: e.sourceType,
+    source_id: String(e.sourceId),
+    source_label: e.sourceLabel.slice(0, 255),
+    changed_fields: [...(e.changedFields ?? [])],
+    change_description: e.description,
+  }));
+  await sql(INSERT, [
+    String(actor.accountId),
+    actor.actorId === null ? null : String(actor.actorId),
+    actor.actorName,
+    actor.origin.via,
+    actor.origin.requestId ?? null,
+    actor.origin.ipAddress ?? null,
+    JSON.stringify(rows),
+  ]);
+}
