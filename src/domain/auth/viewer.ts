@@ -30,8 +30,8 @@ export interface Viewer {
 
 /** How a change reached the service: the audit log's via, request id and remote address. */
 export interface RequestOrigin {
-  /** api (REST /api/v2), graphql, oauth (grant endpoints, authorize page), cli */
-  via: 'api' | 'graphql' | 'oauth' | 'cli';
+  /** api (REST /api/v2), graphql, oauth (grant endpoints, authorize page), cli, system (bootstrap) */
+  via: 'api' | 'graphql' | 'oauth' | 'cli' | 'system';
   requestId?: string;
   ipAddress?: string;
 }
