@@ -25,7 +25,7 @@ export interface ServiceOptions {
 export function createServices(options: ServiceOptions) {
   const { db, hashKey, limits } = options;
   const tokens = new OAuthTokenRepository(db);
-  const oauthClients = new OAuthClientService(db, new OAuthClientRepository(db), new OAuthClientSecretRepository(db), tokens, hashKey);
+  const oauthClients = new OAuthClientService(db, new OAuthClientRepository(db), new OAuthClientSecretRepository(db), hashKey);
   return {
     db,
     limits,

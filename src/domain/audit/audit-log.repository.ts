@@ -8,6 +8,7 @@ import type { RequestOrigin, Viewer } from '../auth/viewer';
 // changed fields only, never their values (a secret never reaches this table).
 
 export type AuditAction = 'create' | 'update' | 'destroy';
+export const AUDIT_ACTIONS: readonly AuditAction[] = ['create', 'update', 'destroy'];
 export type AuditSourceType = 'account' | 'user' | 'group' | 'voice_phone_number' | 'oauth_client' | 'oauth_token';
 export const AUDIT_SOURCE_TYPES: readonly AuditSourceType[] = ['account', 'user', 'group', 'voice_phone_number', 'oauth_client', 'oauth_token'];
 
@@ -56,13 +57,20 @@ export function actorOf(viewer: Viewer): AuditActor {
   return { accountId: viewer.accountId, actorId: viewer.userId, actorName: viewer.name, origin };
 }
 
+/** A description, with on whose behalf an impersonating admin made the change (actorOf makes the admin the actor). */
+export function describedFor(viewer: Viewer, description: string): string {
+  return viewer.impersonatorId === undefined ? description : `${description} (on behalf of ${viewer.name}, user ${viewer.userId})`;
+}
+
 /** Changes made by the service itself or by an operator on the command line. */
 export function systemActor(accountId: bigint, origin: RequestOrigin = { via: 'cli' }): AuditActor {
   return { accountId, actorId: null, actorName: origin.via === 'cli' ? 'CLI' : 'System', origin };
 }
 
+const INSERT_INTO =
+  'INSERT INTO audit_logs (account_id, actor_id, actor_name, action, source_type, source_id, source_label, changed_fields, change_description, via, request_id, ip_address) ';
 const INSERT =
-  'INSERT INTO audit_logs (account_id, actor_id, actor_name, action, source_type, source_id, source_label, changed_fields, change_description, via, request_id, ip_address) ' +
+  INSERT_INTO +
   'SELECT $1, $2, $3, e.action, e.source_type, e.source_id, e.source_label, ' +
   "COALESCE((SELECT array_agg(f) FROM jsonb_array_elements_text(e.changed_fields) AS f), '{}'), e.change_description, $4, $5, $6 " +
   'FROM jsonb_to_recordset($7::jsonb) AS e(action text, source_type text, source_id bigint, source_label text, changed_fields jsonb, change_description text)';
@@ -91,4 +99,39 @@ export async function recordAudit(sql: SqlQuery, actor: AuditActor, entries: Aud
     actor.origin.ipAddress ?? null,
     JSON.stringify(rows),
   ]);
+}
+
+/**
+ * SQL expressions, over the rows a change returned, for one record per row
+ * (auditCte). Expressions are fixed text with $n parameters, never values.
+ */
+export interface AuditRowSql {
+  accountId: string;
+  actorId: string;
+  actorName: string;
+  sourceId: string;
+  sourceLabel: string;
+  description: string;
+}
+
+/**
+ * recordAudit's insert as a data-modifying CTE of the change's own statement,
+ * for the changes made in one statement (tokens: created, issued by a grant,
+ * revoked): one statement is one transaction, so the change and its record
+ * commit or roll back together, and the hot paths keep their one round trip (a
+ * separate INSERT would need BEGIN, the change, the insert and COMMIT: four).
+ * One record per row of `from` (a CTE of the statement holding what the change
+ * returned); the origin is parameters $o, $o+1, $o+2 (originParams).
+ */
+export function auditCte(from: string, action: AuditAction, sourceType: AuditSourceType, row: AuditRowSql, o: number): string {
+  return (
+    INSERT_INTO +
+    `SELECT ${row.accountId}, ${row.actorId}, ${row.actorName}, '${action}', '${sourceType}', ${row.sourceId}, left(${row.sourceLabel}, 255), '{}', ${row.description}, ` +
+    `$${o}::text, $${o + 1}::text, $${o + 2}::text FROM ${from}`
+  );
+}
+
+/** The parameters of auditCte's origin ($o, $o+1, $o+2). */
+export function originParams(origin: RequestOrigin): [string, string | null, string | null] {
+  return [origin.via, origin.requestId ?? null, origin.ipAddress ?? null];
 }
