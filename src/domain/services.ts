@@ -14,6 +14,8 @@ import { OAuthClientSecretRepository } from './oauth-clients/oauth-client-secret
 import { OAuthServer } from './oauth-server/oauth-server.service';
 import { OAuthAuthorizationCodeRepository } from './oauth-server/oauth-authorization-code.repository';
 import { OAuthGrantRepository } from './oauth-server/oauth-grant.repository';
+import { AuditLogRepository } from './audit/audit-log.repository';
+import { AuditLogService } from './audit/audit-log.service';
 
 export interface ServiceOptions {
   db: Db;
@@ -38,6 +40,7 @@ export function createServices(options: ServiceOptions) {
     callbackRequests: new CallbackRequestService(new CallbackRequestRepository(db), limits),
     oauthTokens: new OAuthTokenService(tokens, hashKey),
     cursors: new CursorCodec(hashKey),
+    auditLogs: new AuditLogService(new AuditLogRepository(db)),
   };
 }
 
