@@ -1,9 +1,8 @@
 import type { Db } from '../../db/create-db';
 import type { OwnerScope } from '../authorization';
 import { auditCte, originParams, type AuditActor, type AuditRowSql } from '../audit/audit-log.repository';
-import type { RequestOrigin } from '../auth/viewer';
 import type { KeysetPage, OffsetPage, PageResult } from '../pagination';
-import type { Role } from '../auth/viewer';
+import type { RequestOrigin, Role } from '../auth/viewer';
 
 // The only module that reads or writes oauth_tokens. Every statement is plain
 // SQL (one statement per request on the hot paths, prepared once per connection:
