@@ -72,7 +72,7 @@ const WRITABLE = [
 ] as const;
 
 export class OAuthClientRepository {
-  constructor(private readonly db: Pick<Db, 'sql' | 'prisma'>) {}
+  constructor(private readonly db: Pick<Db, 'sql'>) {}
 
   async list(scope: AccountScope): Promise<OAuthClientRecord[]> {
     const rows = await this.db.sql<SqlRow>(`SELECT ${COLUMNS} FROM oauth_clients c WHERE c.account_id = $1 ORDER BY c.id`, [String(scope.accountId)]);

@@ -27,7 +27,7 @@ export { truncateSecret } from './oauth-client.repository';
  */
 export class OAuthClientService {
   constructor(
-    private readonly db: Pick<Db, 'sql' | 'prisma' | 'transaction'>,
+    private readonly db: Pick<Db, 'sql' | 'transaction'>,
     private readonly clients: OAuthClientRepository,
     private readonly secrets: OAuthClientSecretRepository,
     private readonly hashKey: Buffer,
@@ -36,7 +36,7 @@ export class OAuthClientService {
   /** The repositories over one transaction's connection. */
   private inTransaction(sql: Db['sql']) {
     return {
-      clients: new OAuthClientRepository({ sql, prisma: this.db.prisma }),
+      clients: new OAuthClientRepository({ sql }),
       secrets: new OAuthClientSecretRepository({ sql }),
       tokens: new OAuthTokenRepository({ sql }),
     };

@@ -9,7 +9,7 @@ import { OAuthGrantRepository } from './oauth-grant.repository';
 
 /** What every action of the authorization server works with. */
 export interface OAuthServerDeps {
-  db: Pick<Db, 'sql' | 'prisma' | 'transaction'>;
+  db: Pick<Db, 'sql' | 'transaction'>;
   hashKey: Buffer;
   clients: OAuthClientService;
   tokens: OAuthTokenRepository;
