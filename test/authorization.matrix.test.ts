@@ -41,6 +41,9 @@ const RULES: Record<string, TypeRules> = {
       callbackRequests: read('agent'),
       phoneNumbers: read('agent'),
       groups: read('agent'),
+      // the audit log: admins (a token's `auditlogs:read` grants it too; this matrix's tokens carry read/write only)
+      auditLogs: read('admin'),
+      auditLog: read('admin'),
     },
   },
   Mutation: {
@@ -82,6 +85,11 @@ const RULES: Record<string, TypeRules> = {
   CallbackRequestEdge: { inherit: 'cursor node' },
   PhoneNumber: { inherit: 'id number callbackEnabled createdAt' },
   Group: { inherit: 'id name createdAt' },
+  AuditLog: {
+    inherit: 'id action actionLabel actorId actorName sourceId sourceType sourceLabel changeDescription changedFields via requestId ipAddress createdAt url',
+  },
+  AuditLogConnection: { inherit: 'edges pageInfo totalCount' },
+  AuditLogEdge: { inherit: 'cursor node' },
 };
 
 type Principal = 'admin' | 'agent' | 'endUser' | 'impersonated';
@@ -169,6 +177,7 @@ describe('authorization matrix: every field path up to depth 3 × every kind of 
   let users: Record<'admin' | 'agent' | 'endUser', TestUser>;
   let clientId: bigint;
   let phoneNumberId: bigint;
+  let auditLogId: bigint;
   /** Authorization headers, per caller; tokens are fresh for mutations (revokeCurrentOAuthToken kills them) */
   let headersFor: (principal: Principal, credential: Credential) => Promise<{ headers: Record<string, string>; ownTokenId: bigint }>;
 
@@ -191,6 +200,10 @@ describe('authorization matrix: every field path up to depth 3 × every kind of 
     const phone = await ctx.db.prisma.voicePhoneNumber.create({ data: { accountId: account, number: '+14155552671' } });
     phoneNumberId = phone.id;
     await ctx.db.prisma.group.create({ data: { accountId: account, name: 'Support' } });
+    // a change, so that the audit log has a record to show
+    const created = await ctx.graphql('mutation { createOAuthClient(input: { name: "audited", scopes: "read", redirectUris: ["https://example.com/cb"] }) { id } }', {}, { authorization: users.admin.basic });
+    expect(created.json().errors).toBeUndefined();
+    auditLogId = (await ctx.db.prisma.auditLog.findFirstOrThrow({ where: { accountId: account } })).id;
     await ctx.db.prisma.callbackRequest.create({
       data: { accountId: account, phoneNumberId, requesterPhoneNumber: '+14155552672', requestedGroupIds: [], routedGroupIds: [], createdById: users.agent.id },
     });
@@ -237,7 +250,10 @@ describe('authorization matrix: every field path up to depth 3 × every kind of 
       case 'oauthTokens':
         return '(first: 5)';
       case 'callbackRequests':
+      case 'auditLogs':
         return '(first: 5)';
+      case 'auditLog':
+        return `(id: "${auditLogId}")`;
       case 'createOAuthClient':
         return '(input: { name: "matrix", scopes: "read write", redirectUris: ["https://example.com/cb"] })';
       case 'updateOAuthClient':

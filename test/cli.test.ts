@@ -67,7 +67,7 @@ describe('CLI and server on one database (API.md §9)', () => {
   it('account create prints the account with a numeric id', async () => {
     const account = parseOutput(await cli('account', 'create', '--name', 'acme'));
     // the subdomain, not given, is the name's slug
-    expect(account).toEqual({ id: expect.any(Number), name: 'acme', subdomain: 'acme', omnichannelRouting: false, createdAt: expect.stringMatching(/^\d{4}-\d\d-\d\dT/) });
+    expect(account).toEqual({ id: expect.any(Number), name: 'acme', subdomain: 'acme', omnichannelRouting: false, createdAt: expect.stringMatching(/^\d{4}-\d\d-\d\dT/), updatedAt: null });
     accountId = account.id;
   });
 
@@ -82,7 +82,10 @@ describe('CLI and server on one database (API.md §9)', () => {
 
   it('phone-number create --callback-enabled stores the number in E.164', async () => {
     const phone = parseOutput(await cli('phone-number', 'create', '--account', String(accountId), '--number', '+14155552671', '--callback-enabled'));
-    expect(phone).toEqual({ id: expect.any(Number), accountId, number: '+14155552671', callbackEnabled: true, createdAt: expect.any(String) });
+    expect(phone).toEqual({
+      id: expect.any(Number), accountId, number: '+14155552671', callbackEnabled: true, createdAt: expect.any(String),
+      nickname: null, voiceEnabled: true, smsEnabled: false, mmsEnabled: false, updatedAt: null, deletedAt: null,
+    });
   });
 
   it('phone-number create refuses an invalid number with a clear message and a non-zero exit', async () => {
@@ -96,7 +99,7 @@ describe('CLI and server on one database (API.md §9)', () => {
 
   it('group create prints the group', async () => {
     const group = parseOutput(await cli('group', 'create', '--account', String(accountId), '--name', 'Support'));
-    expect(group).toEqual({ id: expect.any(Number), accountId, name: 'Support', createdAt: expect.any(String) });
+    expect(group).toEqual({ id: expect.any(Number), accountId, name: 'Support', description: '', createdAt: expect.any(String), updatedAt: null });
   });
 
   it('account set turns omnichannel routing on', async () => {

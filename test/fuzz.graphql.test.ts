@@ -19,6 +19,7 @@ import type { InjectOptions } from 'fastify';
 import { buildGraphQLSchema } from '../src/graphql/schema';
 import { GRAPHQL_LIMITS, operationCost } from '../src/graphql/limits';
 import {
+  auditLogFilterSpec,
   callbackRequestSpec,
   createFuzzFixture,
   deepArray,
@@ -81,7 +82,7 @@ const SELF_OPS = new Set(['currentOAuthToken', 'revokeCurrentOAuthToken']);
  * caller's account ("own") or of another account ("foreign"). An ID argument
  * missing here fails the first test: add it when adding the field.
  */
-type Entity = 'client' | 'token' | 'phoneNumber' | 'group';
+type Entity = 'client' | 'token' | 'phoneNumber' | 'group' | 'auditLog';
 const ID_ARGS: Record<string, Entity> = {
   'oauthClient.id': 'client',
   'updateOAuthClient.id': 'client',
@@ -92,14 +93,17 @@ const ID_ARGS: Record<string, Entity> = {
   'revokeOAuthToken.id': 'token',
   'oauthTokens.clientId': 'client',
   'callbackRequests.phoneNumberId': 'phoneNumber',
+  'auditLog.id': 'auditLog',
 };
-const FOREIGN: Record<Entity, 'otherClient' | 'otherToken' | 'otherPhoneNumber' | 'otherGroup'> = {
-  client: 'otherClient', token: 'otherToken', phoneNumber: 'otherPhoneNumber', group: 'otherGroup',
+const FOREIGN: Record<Entity, 'otherClient' | 'otherToken' | 'otherPhoneNumber' | 'otherGroup' | 'otherAuditLog'> = {
+  client: 'otherClient', token: 'otherToken', phoneNumber: 'otherPhoneNumber', group: 'otherGroup', auditLog: 'otherAuditLog',
 };
 
 /** Field rules of each input object type (test/helpers/fuzz.ts). A type missing here fails the first test. */
 function inputSpecs(fx: FuzzFixture): Record<string, ObjectSpec> {
-  return { OAuthClientInput: oauthClientSpec(), CreateOAuthTokenInput: oauthTokenSpec(fx), CallbackRequestInput: callbackRequestSpec(fx) };
+  return {
+    OAuthClientInput: oauthClientSpec(), CreateOAuthTokenInput: oauthTokenSpec(fx), CallbackRequestInput: callbackRequestSpec(fx), AuditLogFilter: auditLogFilterSpec(fx),
+  };
 }
 
 // ---------------------------------------------------------------------------

@@ -144,6 +144,7 @@ function bodySpecs(fx: FuzzFixture): Record<string, BodySpec | 'ignored'> {
 function idsFor(t: Target, fx: FuzzFixture): { own: string; foreign: string } | undefined {
   if (t.template.startsWith('/oauth/clients/:id')) return { own: fx.ids.client, foreign: fx.ids.otherClient };
   if (t.template.startsWith('/oauth/tokens/:id')) return { own: fx.ids.token, foreign: fx.ids.otherToken };
+  if (t.template.startsWith('/audit_logs/:id')) return { own: fx.ids.auditLog, foreign: fx.ids.otherAuditLog };
   return undefined;
 }
 

@@ -48,6 +48,8 @@ export const POLICY = {
   'callbackRequests.create': rule(['agent'], 'write'),
   /** voice phone numbers and groups */
   'directory.read': rule(['agent'], 'read'),
+  /** the audit log: admins, with `read` or the auditlogs scope (read only: `auditlogs:write` is not a valid scope) */
+  'auditLogs.read': rule(['admin'], 'read', 'auditlogs'),
 } as const satisfies Record<string, Rule>;
 
 export type Permission = keyof typeof POLICY;

@@ -14,6 +14,8 @@ import { OAuthClientSecretRepository } from './oauth-clients/oauth-client-secret
 import { OAuthServer } from './oauth-server/oauth-server.service';
 import { OAuthAuthorizationCodeRepository } from './oauth-server/oauth-authorization-code.repository';
 import { OAuthGrantRepository } from './oauth-server/oauth-grant.repository';
+import { AuditLogRepository } from './audit/audit-log.repository';
+import { AuditLogService } from './audit/audit-log.service';
 
 export interface ServiceOptions {
   db: Db;
@@ -25,7 +27,7 @@ export interface ServiceOptions {
 export function createServices(options: ServiceOptions) {
   const { db, hashKey, limits } = options;
   const tokens = new OAuthTokenRepository(db);
-  const oauthClients = new OAuthClientService(db, new OAuthClientRepository(db), new OAuthClientSecretRepository(db), tokens, hashKey);
+  const oauthClients = new OAuthClientService(db, new OAuthClientRepository(db), new OAuthClientSecretRepository(db), hashKey);
   return {
     db,
     limits,
@@ -38,6 +40,7 @@ export function createServices(options: ServiceOptions) {
     callbackRequests: new CallbackRequestService(new CallbackRequestRepository(db), limits),
     oauthTokens: new OAuthTokenService(tokens, hashKey),
     cursors: new CursorCodec(hashKey),
+    auditLogs: new AuditLogService(new AuditLogRepository(db)),
   };
 }
 

@@ -27,6 +27,7 @@ import { contextError } from './errors';
  * the depth limit at a tiny cost while it could return 100⁴ objects.
  *
  * Cost model (complexityEstimator below): each field costs 1; a connection field
+ * (any field with first/last/page/perPage arguments: oauthTokens, callbackRequests, auditLogs)
  * multiplies its selection by its page size, computed from its arguments (variables
  * resolved) by the very function its resolver pages with (domain/pagination.ts
  * pageRequest: offset `perPage`, keyset `first` or `last`); any other list of
@@ -36,6 +37,7 @@ import { contextError } from './errors';
  *   - `{ oauthTokens(first: 100) { edges { node { id client { name } user { email } } } } }`        701
  *   - the full token page (every field, client, user, pageInfo, totalCount)                      2 801
  *   - that page and a full callbackRequests(first: 100) page in one request                      4 402
+ *   - the full audit log page, auditLogs(first: 100) or (last: 100) (every field, pageInfo, totalCount)  2 401
  *   - `oauthClients { …every field… tokens { …every field… user { … } } }` (100 × 100 tokens)  111 201
  *   - rejected: two of those under aliases                                                      222 402
  *   - rejected: oauthClients → tokens → client → tokens (100³)                               1 020 101

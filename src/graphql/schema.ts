@@ -3,12 +3,14 @@ import { buildSchemaSync } from 'type-graphql';
 import type { GraphQLSchema } from 'graphql';
 import { authChecker } from './auth-checker';
 import { limitResolvedObjects } from './limits';
+import { AuditLogConnectionResolver, AuditLogResolver } from './resolvers/audit-log.resolver';
 import { DirectoryResolver } from './resolvers/directory.resolver';
 import { OAuthClientResolver } from './resolvers/oauth-client.resolver';
 import { CallbackRequestResolver } from './resolvers/callback-request.resolver';
 import { OAuthClientTokensResolver, OAuthTokenConnectionResolver, OAuthTokenResolver } from './resolvers/oauth-token.resolver';
 
-export const resolvers = [DirectoryResolver, OAuthClientResolver, OAuthTokenResolver, OAuthTokenConnectionResolver, OAuthClientTokensResolver, CallbackRequestResolver] as const;
+export const resolvers = [DirectoryResolver, OAuthClientResolver, OAuthTokenResolver, OAuthTokenConnectionResolver, OAuthClientTokensResolver, CallbackRequestResolver,
+  AuditLogResolver, AuditLogConnectionResolver] as const;
 
 let schema: GraphQLSchema | undefined;
 

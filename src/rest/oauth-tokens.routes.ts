@@ -10,7 +10,7 @@ import {
 import { BadRequestError, MUST_BE, NotFoundError, ValidationError } from '../domain/errors';
 import { defineRoute, SHOWS_SECRET, type RestRequest, type AnyRestRoute } from './adapter';
 import { isoSeconds, unwrap } from './body';
-import { intParam, linkTo, queryParam } from './query';
+import { cursorPageFields, intParam, linkTo, queryParam } from './query';
 
 /** Zendesk's OAuth token JSON (API.md §6). */
 export function serializeOAuthToken(t: RestOAuthTokenFragment) {
@@ -59,21 +59,7 @@ export const oauthTokenRoutes: AnyRestRoute[] = [
       const { edges, pageInfo, totalCount } = data.oauthTokens;
       const tokens = edges.map((e) => serializeOAuthToken(e.node));
       const vars = listVariables(req);
-      if (!vars.withCount) {
-        const backward = 'before' in vars;
-        const clear = { 'page[after]': undefined, 'page[before]': undefined };
-        return {
-          status: 200,
-          body: {
-            tokens,
-            meta: { has_more: backward ? pageInfo.hasPreviousPage : pageInfo.hasNextPage, after_cursor: pageInfo.endCursor ?? null, before_cursor: pageInfo.startCursor ?? null },
-            links: {
-              next: pageInfo.hasNextPage && pageInfo.endCursor ? linkTo(req.baseUrl, req.url, { ...clear, 'page[after]': pageInfo.endCursor }) : null,
-              prev: pageInfo.hasPreviousPage && pageInfo.startCursor ? linkTo(req.baseUrl, req.url, { ...clear, 'page[before]': pageInfo.startCursor }) : null,
-            },
-          },
-        };
-      }
+      if (!vars.withCount) return { status: 200, body: { tokens, ...cursorPageFields(pageInfo, 'before' in vars, req.baseUrl, req.url) } };
       const page = (vars as { page: number }).page;
       return {
         status: 200,

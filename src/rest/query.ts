@@ -25,3 +25,26 @@ export function linkTo(baseUrl: string, requestUrl: string, set: Record<string, 
   }
   return target.toString();
 }
+
+export interface CursorPageInfo {
+  hasNextPage: boolean;
+  hasPreviousPage: boolean;
+  startCursor?: string | null;
+  endCursor?: string | null;
+}
+
+/**
+ * The cursor mode's `meta` and `links` (API.md "Pagination"), for a page read
+ * forward (page[after]) or backward (page[before]): links keep the request's
+ * other parameters.
+ */
+export function cursorPageFields(pageInfo: CursorPageInfo, backward: boolean, baseUrl: string, requestUrl: string) {
+  const clear = { 'page[after]': undefined, 'page[before]': undefined };
+  return {
+    meta: { has_more: backward ? pageInfo.hasPreviousPage : pageInfo.hasNextPage, after_cursor: pageInfo.endCursor ?? null, before_cursor: pageInfo.startCursor ?? null },
+    links: {
+      next: pageInfo.hasNextPage && pageInfo.endCursor ? linkTo(baseUrl, requestUrl, { ...clear, 'page[after]': pageInfo.endCursor }) : null,
+      prev: pageInfo.hasPreviousPage && pageInfo.startCursor ? linkTo(baseUrl, requestUrl, { ...clear, 'page[before]': pageInfo.startCursor }) : null,
+    },
+  };
+}

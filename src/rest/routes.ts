@@ -2,6 +2,7 @@ import type { AnyRestRoute } from './adapter';
 import { oauthClientRoutes } from './oauth-clients.routes';
 import { oauthTokenRoutes } from './oauth-tokens.routes';
 import { callbackRequestRoutes } from './callback-requests.routes';
+import { auditLogRoutes } from './audit-logs.routes';
 
 /** Every /api/v2 route of the seed. */
-export const restRoutes: AnyRestRoute[] = [...oauthClientRoutes, ...oauthTokenRoutes, ...callbackRequestRoutes];
+export const restRoutes: AnyRestRoute[] = [...oauthClientRoutes, ...oauthTokenRoutes, ...callbackRequestRoutes, ...auditLogRoutes];

@@ -48,6 +48,9 @@ export interface FuzzFixture {
     otherToken: string;
     otherPhoneNumber: string;
     otherGroup: string;
+    /** a record of the account's audit log, and one of the other account's */
+    auditLog: string;
+    otherAuditLog: string;
   };
 }
 
@@ -63,6 +66,10 @@ export async function createFuzzFixture(): Promise<FuzzFixture> {
   const foreign = await insertToken(ctx, other, { scopes: ['read', 'write'] });
   const phone = (accountId: bigint) => ctx.db.prisma.voicePhoneNumber.create({ data: { accountId, number: '+12518717081' } });
   const group = (accountId: bigint) => ctx.db.prisma.group.create({ data: { accountId, name: 'support' } });
+  const auditLog = (user: TestUser) =>
+    ctx.db.prisma.auditLog.create({
+      data: { accountId: user.accountId, actorId: user.id, actorName: 'admin', action: 'create', sourceType: 'oauth_client', sourceId: 1n, sourceLabel: 'app', changedFields: [], changeDescription: 'Created', via: 'api' },
+    });
   const fixture: FuzzFixture = {
     ctx,
     admin,
@@ -85,6 +92,8 @@ export async function createFuzzFixture(): Promise<FuzzFixture> {
       otherToken: String(foreign.id),
       otherPhoneNumber: String((await phone(other.accountId)).id),
       otherGroup: String((await group(other.accountId)).id),
+      auditLog: String((await auditLog(admin)).id),
+      otherAuditLog: String((await auditLog(other)).id),
     },
   };
   return fixture;
@@ -440,6 +449,17 @@ export function callbackRequestSpec(fx: FuzzFixture): ObjectSpec {
         fc.array(invalidIdValue(fx.ids.otherGroup).map(String), { minLength: 1, maxLength: 3 }).map((ids) => [fx.ids.group, ...ids]),
       ),
     },
+  };
+}
+
+/** The audit log's filter (API.md "Audit log"), GraphQL names; valid ranges never end before they start. */
+export function auditLogFilterSpec(fx: FuzzFixture): ObjectSpec {
+  return {
+    sourceType: { valid: fc.constantFrom('OAUTH_CLIENT', 'OAUTH_TOKEN', 'USER', 'GROUP', 'VOICE_PHONE_NUMBER', 'ACCOUNT'), invalid: fc.constantFrom('TICKET', 'oauth_client', '') },
+    actorId: { valid: fc.constantFrom(String(fx.admin.id), '9223372036854775807'), invalid: fc.constantFrom('abc', '0', '-1', '1.5', '', '9223372036854775808') },
+    action: { valid: fc.constantFrom('CREATE', 'UPDATE', 'DESTROY'), invalid: fc.constantFrom('DELETE', 'create', '') },
+    createdFrom: { valid: fc.constantFrom('2026-01-01T00:00:00Z', '2026-06-01T00:00:00.5+02:00'), invalid: fc.constantFrom('yesterday', '2026-13-01T00:00:00Z', '2026-11-20', '') },
+    createdTo: { valid: fc.constantFrom('2026-06-02T00:00:00Z', '2027-01-01T00:00:00.000Z'), invalid: fc.constantFrom('tomorrow', '2026-02-30T00:00:00Z', '20261120T000000Z') },
   };
 }
 

@@ -1,4 +1,6 @@
-import type { SqlQuery } from '../../db/create-db';
+import type { Db, SqlQuery } from '../../db/create-db';
+import type { AccountScope } from '../authorization';
+import type { KeysetPage, PageResult } from '../pagination';
 import type { RequestOrigin, Viewer } from '../auth/viewer';
 
 // The audit log (Zendesk's audit_logs): one row per change to clients, tokens,
@@ -8,6 +10,7 @@ import type { RequestOrigin, Viewer } from '../auth/viewer';
 // changed fields only, never their values (a secret never reaches this table).
 
 export type AuditAction = 'create' | 'update' | 'destroy';
+export const AUDIT_ACTIONS: readonly AuditAction[] = ['create', 'update', 'destroy'];
 export type AuditSourceType = 'account' | 'user' | 'group' | 'voice_phone_number' | 'oauth_client' | 'oauth_token';
 export const AUDIT_SOURCE_TYPES: readonly AuditSourceType[] = ['account', 'user', 'group', 'voice_phone_number', 'oauth_client', 'oauth_token'];
 
@@ -56,13 +59,20 @@ export function actorOf(viewer: Viewer): AuditActor {
   return { accountId: viewer.accountId, actorId: viewer.userId, actorName: viewer.name, origin };
 }
 
+/** A description, with on whose behalf an impersonating admin made the change (actorOf makes the admin the actor). */
+export function describedFor(viewer: Viewer, description: string): string {
+  return viewer.impersonatorId === undefined ? description : `${description} (on behalf of ${viewer.name}, user ${viewer.userId})`;
+}
+
 /** Changes made by the service itself or by an operator on the command line. */
 export function systemActor(accountId: bigint, origin: RequestOrigin = { via: 'cli' }): AuditActor {
   return { accountId, actorId: null, actorName: origin.via === 'cli' ? 'CLI' : 'System', origin };
 }
 
+const INSERT_INTO =
+  'INSERT INTO audit_logs (account_id, actor_id, actor_name, action, source_type, source_id, source_label, changed_fields, change_description, via, request_id, ip_address) ';
 const INSERT =
-  'INSERT INTO audit_logs (account_id, actor_id, actor_name, action, source_type, source_id, source_label, changed_fields, change_description, via, request_id, ip_address) ' +
+  INSERT_INTO +
   'SELECT $1, $2, $3, e.action, e.source_type, e.source_id, e.source_label, ' +
   "COALESCE((SELECT array_agg(f) FROM jsonb_array_elements_text(e.changed_fields) AS f), '{}'), e.change_description, $4, $5, $6 " +
   'FROM jsonb_to_recordset($7::jsonb) AS e(action text, source_type text, source_id bigint, source_label text, changed_fields jsonb, change_description text)';
@@ -91,4 +101,137 @@ export async function recordAudit(sql: SqlQuery, actor: AuditActor, entries: Aud
     actor.origin.ipAddress ?? null,
     JSON.stringify(rows),
   ]);
+}
+
+/**
+ * SQL expressions, over the rows a change returned, for one record per row
+ * (auditCte). Expressions are fixed text with $n parameters, never values.
+ */
+export interface AuditRowSql {
+  accountId: string;
+  actorId: string;
+  actorName: string;
+  sourceId: string;
+  sourceLabel: string;
+  description: string;
+}
+
+/**
+ * recordAudit's insert as a data-modifying CTE of the change's own statement,
+ * for the changes made in one statement (tokens: created, issued by a grant,
+ * revoked): one statement is one transaction, so the change and its record
+ * commit or roll back together, and the hot paths keep their one round trip (a
+ * separate INSERT would need BEGIN, the change, the insert and COMMIT: four).
+ * One record per row of `from` (a CTE of the statement holding what the change
+ * returned); the origin is parameters $o, $o+1, $o+2 (originParams).
+ */
+export function auditCte(from: string, action: AuditAction, sourceType: AuditSourceType, row: AuditRowSql, o: number): string {
+  return (
+    INSERT_INTO +
+    `SELECT ${row.accountId}, ${row.actorId}, ${row.actorName}, '${action}', '${sourceType}', ${row.sourceId}, left(${row.sourceLabel}, 255), '{}', ${row.description}, ` +
+    `$${o}::text, $${o + 1}::text, $${o + 2}::text FROM ${from}`
+  );
+}
+
+/** The parameters of auditCte's origin ($o, $o+1, $o+2). */
+export function originParams(origin: RequestOrigin): [string, string | null, string | null] {
+  return [origin.via, origin.requestId ?? null, origin.ipAddress ?? null];
+}
+
+// ------------------------------------------------------------------ reading
+
+export interface AuditLogFilter {
+  sourceType?: AuditSourceType;
+  actorId?: bigint;
+  action?: AuditAction;
+  /** inclusive bounds of created_at */
+  createdFrom?: Date;
+  createdTo?: Date;
+}
+
+/** newest first (id descending, Zendesk's default `-created_at`) or oldest first */
+export type AuditLogOrder = 'desc' | 'asc';
+
+type Int8 = string | number | bigint;
+interface SqlRow {
+  id: Int8; account_id: Int8; actor_id: Int8 | null; actor_name: string; action: AuditAction; source_type: AuditSourceType; source_id: Int8;
+  source_label: string; changed_fields: string[] | null; change_description: string; via: RequestOrigin['via']; request_id: string | null;
+  ip_address: string | null; created_at: Date;
+}
+const COLUMNS =
+  'l.id, l.account_id, l.actor_id, l.actor_name, l.action, l.source_type, l.source_id, l.source_label, l.changed_fields, ' +
+  'l.change_description, l.via, l.request_id, l.ip_address, l.created_at';
+
+function toRecord(r: SqlRow): AuditLogRecord {
+  return {
+    id: BigInt(r.id), accountId: BigInt(r.account_id), actorId: r.actor_id === null ? null : BigInt(r.actor_id), actorName: r.actor_name,
+    action: r.action, sourceType: r.source_type, sourceId: BigInt(r.source_id), sourceLabel: r.source_label, changedFields: r.changed_fields ?? [],
+    description: r.change_description, via: r.via, requestId: r.request_id, ipAddress: r.ip_address, createdAt: r.created_at,
+  };
+}
+
+/**
+ * WHERE of an account's records (alias l) with the filter; appends its
+ * parameters. Every statement of the reader is scoped to the viewer's account
+ * (the policy's row scope), `find` by its own two-column WHERE. The text varies only with which of source type,
+ * actor and time range are given (the indexes (account_id, source_type, id),
+ * (account_id, actor_id, id) and (account_id, created_at) serve them), so the
+ * reader prepares a handful of statement texts, not one per combination of values.
+ */
+function scopeSql(scope: AccountScope, filter: AuditLogFilter, params: unknown[]): string {
+  const p = (value: unknown) => `$${params.push(value)}`;
+  let where = `l.account_id = ${p(String(scope.accountId))}`;
+  if (filter.sourceType !== undefined) where += ` AND l.source_type = ${p(filter.sourceType)}`;
+  if (filter.actorId !== undefined) where += ` AND l.actor_id = ${p(String(filter.actorId))}`;
+  where += ` AND (${p(filter.action ?? null)}::text IS NULL OR l.action = $${params.length}::text)`;
+  if (filter.createdFrom !== undefined || filter.createdTo !== undefined) {
+    where += ` AND l.created_at BETWEEN COALESCE(${p(filter.createdFrom ?? null)}::timestamptz, '-infinity') AND COALESCE(${p(filter.createdTo ?? null)}::timestamptz, 'infinity')`;
+  }
+  return where;
+}
+
+const MAX_ID = 9223372036854775807n;
+
+/** Reads the audit log (records are written only by recordAudit and auditCte above). */
+export class AuditLogRepository {
+  constructor(private readonly db: Pick<Db, 'sql'>) {}
+
+  async find(scope: AccountScope, id: bigint): Promise<AuditLogRecord | null> {
+    const [row] = await this.db.sql<SqlRow>(`SELECT ${COLUMNS} FROM audit_logs l WHERE l.account_id = $1 AND l.id = $2`, [String(scope.accountId), String(id)]);
+    return row ? toRecord(row) : null;
+  }
+
+  /**
+   * A keyset page in `order` (ids grow with creation time): forward after a
+   * cursor, or backward before one. A page deep in the log costs what the first does.
+   */
+  async listKeyset(scope: AccountScope, filter: AuditLogFilter, order: AuditLogOrder, page: KeysetPage & { backward: boolean }): Promise<PageResult<AuditLogRecord>> {
+    const params: unknown[] = [];
+    const where = scopeSql(scope, filter, params);
+    const { backward } = page;
+    // the direction the statement reads in: the page's order, reversed when paging backward
+    const ascending = (order === 'asc') !== backward;
+    // from the cursor, or from the start of that direction (one statement text either way)
+    const bound = (backward ? page.before : page.after) ?? (ascending ? 0n : MAX_ID);
+    params.push(String(bound), page.size + 1);
+    const rows = await this.db.sql<SqlRow>(
+      `SELECT ${COLUMNS} FROM audit_logs l WHERE ${where} AND l.id ${ascending ? '>' : '<'} $${params.length - 1} ORDER BY l.id ${ascending ? 'ASC' : 'DESC'} LIMIT $${params.length}`,
+      params,
+    );
+    const more = rows.length > page.size;
+    const items = rows.slice(0, page.size).map(toRecord);
+    if (backward) items.reverse();
+    return {
+      items,
+      hasNextPage: backward ? page.before !== undefined : more,
+      hasPreviousPage: backward ? more : page.after !== undefined,
+    };
+  }
+
+  async count(scope: AccountScope, filter: AuditLogFilter): Promise<number> {
+    const params: unknown[] = [];
+    const where = scopeSql(scope, filter, params);
+    const [row] = await this.db.sql<{ n: Int8 }>(`SELECT count(*) AS n FROM audit_logs l WHERE ${where}`, params);
+    return Number(row.n);
+  }
 }

@@ -69,15 +69,18 @@ export class OAuthClientSecretRepository {
     return rows.length > 0;
   }
 
-  /** Ends every previous secret of a client of the scope now; false when the scope has no such client. */
-  async endGracePeriod(scope: AccountScope, clientId: bigint): Promise<boolean> {
-    const rows = await this.db.sql(
+  /**
+   * Ends every previous secret of a client of the scope now: how many were still
+   * valid (0: nothing changed); null when the scope has no such client.
+   */
+  async endGracePeriod(scope: AccountScope, clientId: bigint): Promise<number | null> {
+    const [row] = await this.db.sql<{ ended: string | number }>(
       `WITH c AS (SELECT id FROM oauth_clients WHERE account_id = $1 AND id = $2),
-       ended AS (DELETE FROM oauth_client_secrets s USING c WHERE s.client_id = c.id AND s.expires_at IS NOT NULL)
-       SELECT id FROM c`,
+       ended AS (DELETE FROM oauth_client_secrets s USING c WHERE s.client_id = c.id AND s.expires_at IS NOT NULL RETURNING s.expires_at)
+       SELECT (SELECT count(*) FROM ended WHERE expires_at > now()) AS ended FROM c`,
       [String(scope.accountId), String(clientId)],
     );
-    return rows.length > 0;
+    return row ? Number(row.ended) : null;
   }
 
   /** Live secrets (current first, then previous ones) of clients of the scope, in one statement: DataLoader batching. */

@@ -62,7 +62,7 @@ export interface LiveSecret {
   stale: boolean;
 }
 
-/** Writable columns, in a fixed order so that update has one statement text. */
+/** Writable columns (named as REST names the fields), in a fixed order so that update has one statement text. */
 const WRITABLE = [
   ['name', 'name', ''],
   ['company', 'company', ''],
@@ -72,7 +72,7 @@ const WRITABLE = [
 ] as const;
 
 export class OAuthClientRepository {
-  constructor(private readonly db: Pick<Db, 'sql' | 'prisma'>) {}
+  constructor(private readonly db: Pick<Db, 'sql'>) {}
 
   async list(scope: AccountScope): Promise<OAuthClientRecord[]> {
     const rows = await this.db.sql<SqlRow>(`SELECT ${COLUMNS} FROM oauth_clients c WHERE c.account_id = $1 ORDER BY c.id`, [String(scope.accountId)]);
@@ -108,19 +108,27 @@ export class OAuthClientRepository {
     return toRecord(row, secret);
   }
 
-  /** Sets the given fields (and update_date); null when the scope has no such client. One statement text for any subset. */
-  async update(scope: AccountScope, id: bigint, fields: ValidOAuthClientFields): Promise<OAuthClientRecord | null> {
+  /**
+   * Sets the given fields (and update_date); with the names of the columns whose
+   * value changed (REST's field names), for the audit log. null when the scope has
+   * no such client. One statement text for any subset.
+   */
+  async update(scope: AccountScope, id: bigint, fields: ValidOAuthClientFields): Promise<{ client: OAuthClientRecord; changed: string[] } | null> {
     const params: unknown[] = [String(scope.accountId), String(id)];
     const sets = WRITABLE.map(([key, column, cast]) => {
       const given = fields[key] !== undefined;
       params.push(given, given ? fields[key] : null);
       return `${column} = CASE WHEN $${params.length - 1}::boolean THEN $${params.length}${cast} ELSE c.${column} END`;
     });
-    const [row] = await this.db.sql<SqlRow>(
-      `UPDATE oauth_clients c SET ${sets.join(', ')}, updated_at = now() WHERE c.account_id = $1 AND c.id = $2 RETURNING ${COLUMNS}`,
+    // RETURNING sees the new row as c and the locked previous one as old
+    const changed = WRITABLE.map(([, column]) => `CASE WHEN c.${column} IS DISTINCT FROM old.${column} THEN '${column}' END`).join(', ');
+    const [row] = await this.db.sql<SqlRow & { changed: string[] }>(
+      `WITH old AS (SELECT * FROM oauth_clients WHERE account_id = $1 AND id = $2 FOR UPDATE)
+       UPDATE oauth_clients c SET ${sets.join(', ')}, updated_at = now() FROM old WHERE c.id = old.id
+       RETURNING ${COLUMNS}, array_remove(ARRAY[${changed}]::text[], NULL) AS changed`,
       params,
     );
-    return row ? toRecord(row) : null;
+    return row ? { client: toRecord(row), changed: row.changed } : null;
   }
 
   /** Marks a new secret in update_date; the record shows `secret` in full. null when the scope has no such client. */
@@ -133,17 +141,21 @@ export class OAuthClientRepository {
   }
 
   /**
-   * Deletes a client of the scope and, in the same transaction, runs `alsoInTx`
-   * (revoking its tokens) first; false when the scope has no such client.
+   * The first step of deleting a client, in the caller's transaction: locks the
+   * scope's client (its name is the audit record's label); null when the scope
+   * has no such client. The caller revokes its tokens, then delete().
    */
-  async delete(scope: AccountScope, id: bigint, alsoInTx: (tx: Parameters<Parameters<Db['prisma']['$transaction']>[0]>[0]) => Promise<void>): Promise<boolean> {
-    return this.db.prisma.$transaction(async (tx) => {
-      const found = await tx.oAuthClient.findFirst({ where: { id, accountId: scope.accountId }, select: { id: true } });
-      if (!found) return false;
-      await alsoInTx(tx);
-      await tx.oAuthClient.delete({ where: { id } });
-      return true;
-    });
+  async lockForDelete(scope: AccountScope, id: bigint): Promise<{ name: string } | null> {
+    const [row] = await this.db.sql<{ name: string }>('SELECT c.name FROM oauth_clients c WHERE c.account_id = $1 AND c.id = $2 FOR UPDATE', [
+      String(scope.accountId),
+      String(id),
+    ]);
+    return row ?? null;
+  }
+
+  /** Deletes a client locked by lockForDelete (its secrets, grants and codes go with it: ON DELETE CASCADE). */
+  async delete(id: bigint): Promise<void> {
+    await this.db.sql('DELETE FROM oauth_clients WHERE id = $1', [String(id)]);
   }
 
   /**

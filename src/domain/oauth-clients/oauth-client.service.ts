@@ -4,7 +4,8 @@ import { constantTimeEqual, hmacHex, randomUrlSafe } from '../crypto';
 import { parseId } from '../ids';
 import { accountScope } from '../authorization';
 import type { Viewer } from '../auth/viewer';
-import type { OAuthTokenRepository } from '../oauth-tokens/oauth-token.repository';
+import { OAuthTokenRepository } from '../oauth-tokens/oauth-token.repository';
+import { actorOf, describedFor, recordAudit } from '../audit/audit-log.repository';
 import { validateOAuthClient, type OAuthClientInput } from './oauth-client.validation';
 import { OAuthClientRepository, type NewSecret, type OAuthClientRecord } from './oauth-client.repository';
 import { MAX_GRACE_PERIOD_SECONDS, OAuthClientSecretRepository, type OAuthClientSecretRecord } from './oauth-client-secret.repository';
@@ -19,15 +20,27 @@ export interface ClientForGrant {
 }
 export { truncateSecret } from './oauth-client.repository';
 
-/** OAuth clients of the viewer's account (API.md §5): validation, secrets, and what deleting one takes with it. */
+/**
+ * OAuth clients of the viewer's account (API.md §5): validation, secrets, and
+ * what deleting one takes with it. Every change runs in one transaction with its
+ * audit record (recordAudit on that transaction's connection).
+ */
 export class OAuthClientService {
   constructor(
-    private readonly db: Pick<Db, 'sql' | 'prisma' | 'transaction'>,
+    private readonly db: Pick<Db, 'sql' | 'transaction'>,
     private readonly clients: OAuthClientRepository,
     private readonly secrets: OAuthClientSecretRepository,
-    private readonly tokens: OAuthTokenRepository,
     private readonly hashKey: Buffer,
   ) {}
+
+  /** The repositories over one transaction's connection. */
+  private inTransaction(sql: Db['sql']) {
+    return {
+      clients: new OAuthClientRepository({ sql }),
+      secrets: new OAuthClientSecretRepository({ sql }),
+      tokens: new OAuthTokenRepository({ sql }),
+    };
+  }
 
   private newSecret(): NewSecret {
     const secret = randomUrlSafe(32); // 256 bits
@@ -48,12 +61,13 @@ export class OAuthClientService {
     return this.clients.findMany(accountScope(viewer), ids);
   }
 
-  /** The client and its first secret, in one transaction. */
+  /** The client, its first secret and the audit record, in one transaction. */
   create(viewer: Viewer, input: OAuthClientInput): Promise<OAuthClientRecord> {
     const fields = validateOAuthClient(input, false);
     const secret = this.newSecret();
     return this.db.transaction(async (sql) => {
-      const client = await new OAuthClientRepository({ sql, prisma: this.db.prisma }).insert(
+      const tx = this.inTransaction(sql);
+      const client = await tx.clients.insert(
         { accountId: viewer.accountId, agentId: viewer.userId },
         {
           name: fields.name!,
@@ -65,22 +79,46 @@ export class OAuthClientService {
         },
         secret.secret,
       );
-      await new OAuthClientSecretRepository({ sql }).insertFirst(client, secret);
+      await tx.secrets.insertFirst(client, secret);
+      await recordAudit(sql, actorOf(viewer), {
+        action: 'create', sourceType: 'oauth_client', sourceId: client.id, sourceLabel: client.name,
+        description: describedFor(viewer, `Created a ${client.clientType} client with scopes ${client.scopes}`),
+      });
       return client;
     });
   }
 
+  /** The given fields, and an audit record naming those whose value changed, in one transaction. */
   async update(viewer: Viewer, rawId: unknown, input: OAuthClientInput): Promise<OAuthClientRecord> {
     const id = this.requireId(rawId);
     const fields = validateOAuthClient(input, true);
-    return (await this.clients.update(accountScope(viewer), id, fields)) ?? this.notFound();
+    return this.db.transaction(async (sql) => {
+      const updated = (await this.inTransaction(sql).clients.update(accountScope(viewer), id, fields)) ?? this.notFound();
+      const { client, changed } = updated;
+      await recordAudit(sql, actorOf(viewer), {
+        action: 'update', sourceType: 'oauth_client', sourceId: client.id, sourceLabel: client.name, changedFields: changed,
+        description: describedFor(viewer, changed.length ? `Changed ${changed.join(', ')}` : 'Saved without changing a field'),
+      });
+      return client;
+    });
   }
 
-  /** Deletes the client and revokes all its tokens in one transaction. */
+  /**
+   * Deletes the client and revokes all its tokens in one transaction, with one
+   * audit record for the client (saying how many tokens went with it), not one per token.
+   */
   async delete(viewer: Viewer, rawId: unknown): Promise<void> {
     const id = this.requireId(rawId);
-    const deleted = await this.clients.delete(accountScope(viewer), id, (tx) => this.tokens.revokeAllOfClient(tx, id));
-    if (!deleted) this.notFound();
+    await this.db.transaction(async (sql) => {
+      const tx = this.inTransaction(sql);
+      const client = (await tx.clients.lockForDelete(accountScope(viewer), id)) ?? this.notFound();
+      const revoked = await tx.tokens.revokeAllOfClient(id);
+      await tx.clients.delete(id);
+      await recordAudit(sql, actorOf(viewer), {
+        action: 'destroy', sourceType: 'oauth_client', sourceId: id, sourceLabel: client.name,
+        description: describedFor(viewer, `Deleted; ${revoked} ${revoked === 1 ? 'token' : 'tokens'} revoked with it`),
+      });
+    });
   }
 
   /**
@@ -97,15 +135,41 @@ export class OAuthClientService {
     }
     const secret = this.newSecret();
     const scope = accountScope(viewer);
-    if (!(await this.secrets.rotate(scope, id, secret, grace))) this.notFound();
-    return (await this.clients.touchForNewSecret(scope, id, secret.secret)) ?? this.notFound();
+    return this.db.transaction(async (sql) => {
+      const tx = this.inTransaction(sql);
+      if (!(await tx.secrets.rotate(scope, id, secret, grace))) this.notFound();
+      const client = (await tx.clients.touchForNewSecret(scope, id, secret.secret)) ?? this.notFound();
+      // the field's name only: never the secret
+      await recordAudit(sql, actorOf(viewer), {
+        action: 'update', sourceType: 'oauth_client', sourceId: id, sourceLabel: client.name, changedFields: ['client_secret'],
+        description: describedFor(
+          viewer,
+          grace > 0 ? `Generated a new client secret; the previous one stays valid for ${grace} seconds` : 'Generated a new client secret; the previous one stopped working',
+        ),
+      });
+      return client;
+    });
   }
 
-  /** Ends the grace period of the previous secret now: only the current one stays valid. */
+  /**
+   * Ends the grace period of the previous secret now: only the current one stays
+   * valid. Recorded when a previous secret was still valid (otherwise nothing changed).
+   */
   async endSecretGracePeriod(viewer: Viewer, rawId: unknown): Promise<OAuthClientRecord> {
     const id = this.requireId(rawId);
-    if (!(await this.secrets.endGracePeriod(accountScope(viewer), id))) this.notFound();
-    return (await this.clients.find(accountScope(viewer), id)) ?? this.notFound();
+    const scope = accountScope(viewer);
+    return this.db.transaction(async (sql) => {
+      const tx = this.inTransaction(sql);
+      const ended = (await tx.secrets.endGracePeriod(scope, id)) ?? this.notFound();
+      const client = (await tx.clients.find(scope, id)) ?? this.notFound();
+      if (ended > 0) {
+        await recordAudit(sql, actorOf(viewer), {
+          action: 'update', sourceType: 'oauth_client', sourceId: id, sourceLabel: client.name, changedFields: ['client_secret'],
+          description: describedFor(viewer, 'Ended the grace period of the previous client secret: it stopped working'),
+        });
+      }
+      return client;
+    });
   }
 
   /** Live secrets of clients the viewer may see, for DataLoader batching of OAuthClient.secrets. */

@@ -1,4 +1,5 @@
 import type { OAuthClientRecord } from '../oauth-clients/oauth-client.service';
+import type { RequestOrigin } from '../auth/viewer';
 import { InvalidClientError, InvalidRequestError } from './oauth-errors';
 import { param, type Params } from './params';
 import type { OAuthServerDeps } from './oauth-server.deps';
@@ -12,6 +13,8 @@ export interface ProtocolRequest {
   /** the Authorization header, if any */
   authorization?: string;
   params: Params;
+  /** via 'oauth', the request id and the remote address: the audit log's origin of what the request changes */
+  origin: RequestOrigin;
 }
 
 export interface AuthenticatedClient {

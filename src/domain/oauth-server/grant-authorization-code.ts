@@ -2,6 +2,7 @@ import { hmacHex } from '../crypto';
 import type { AuthenticatedClient } from './client-authentication';
 import { InvalidGrantError, InvalidRequestError } from './oauth-errors';
 import { lifetimeParam, param, requiredParam, type Params } from './params';
+import type { RequestOrigin } from '../auth/viewer';
 import { VERIFIER, verifierMatches } from './pkce';
 import { tokenResponse, type TokenResponse } from './token-response';
 import { ACCESS_LIFETIME, REFRESH_LIFETIME, inTransaction, newGrantToken, revokeFamily, type OAuthServerDeps } from './oauth-server.deps';
@@ -13,7 +14,7 @@ import { ACCESS_LIFETIME, REFRESH_LIFETIME, inTransaction, newGrantToken, revoke
  * revokes every token of its grant (RFC 6749 §4.1.2). A request that fails a
  * check (client, redirect_uri, PKCE, expiry) rolls back and leaves the code unused.
  */
-export async function authorizationCodeGrant(deps: OAuthServerDeps, { client }: AuthenticatedClient, params: Params): Promise<TokenResponse> {
+export async function authorizationCodeGrant(deps: OAuthServerDeps, { client }: AuthenticatedClient, params: Params, origin: RequestOrigin): Promise<TokenResponse> {
   const code = requiredParam(params, 'code');
   const redirectUri = requiredParam(params, 'redirect_uri');
   const verifier = param(params, 'code_verifier');
@@ -36,12 +37,17 @@ export async function authorizationCodeGrant(deps: OAuthServerDeps, { client }: 
     } else if (verifier === undefined || !verifierMatches(verifier, consumed.codeChallenge)) {
       throw new InvalidGrantError('code_verifier does not match the code_challenge');
     }
-    const record = await tx.tokens.issueForGrant(consumed.grantId, 'authorization_code', material);
+    // the token's audit record (its user is the actor) is written by the same statement
+    const record = await tx.tokens.issueForGrant(consumed.grantId, 'authorization_code', material, {
+      origin, description: `Issued by the authorization_code grant for client ${client.id}`,
+    });
     if (!record) throw new InvalidGrantError('The grant was revoked or its user is no longer active');
     return { record };
   });
   if (outcome.replayed !== undefined) {
-    await revokeFamily(deps, outcome.replayed);
+    await revokeFamily(deps, outcome.replayed, {
+      origin, description: `Revoked with its grant: the authorization code that issued it was presented again (client ${client.id})`,
+    });
     throw new InvalidGrantError('The authorization code was already used; every token issued from it is revoked');
   }
   return tokenResponse(outcome.record!, { expiresIn, refreshExpiresIn });

@@ -2,6 +2,7 @@ import { hmacHex } from '../crypto';
 import type { AuthenticatedClient } from './client-authentication';
 import { InvalidGrantError, InvalidScopeError } from './oauth-errors';
 import { lifetimeParam, param, requiredParam, type Params } from './params';
+import type { RequestOrigin } from '../auth/viewer';
 import { tokenResponse, type TokenResponse } from './token-response';
 import { ACCESS_LIFETIME, REFRESH_LIFETIME, newGrantToken, revokeFamily, type OAuthServerDeps } from './oauth-server.deps';
 
@@ -11,7 +12,7 @@ import { ACCESS_LIFETIME, REFRESH_LIFETIME, newGrantToken, revokeFamily, type OA
  * is issued, with the original scopes or fewer. A refresh token presented after
  * it was rotated is a replay: its whole grant is revoked (RFC 9700 §2.2.2).
  */
-export async function refreshTokenGrant(deps: OAuthServerDeps, { client }: AuthenticatedClient, params: Params): Promise<TokenResponse> {
+export async function refreshTokenGrant(deps: OAuthServerDeps, { client }: AuthenticatedClient, params: Params, origin: RequestOrigin): Promise<TokenResponse> {
   const presented = requiredParam(params, 'refresh_token');
   const scopeParam = param(params, 'scope');
   const scopes = scopeParam === undefined || scopeParam.trim() === '' ? undefined : [...new Set(scopeParam.trim().split(/\s+/))];
@@ -20,14 +21,21 @@ export async function refreshTokenGrant(deps: OAuthServerDeps, { client }: Authe
   const refreshExpiresIn = lifetimeParam(params, 'refresh_token_expires_in', REFRESH_LIFETIME);
   const hash = hmacHex(deps.hashKey, presented);
 
-  const record = await deps.tokens.rotateRefresh(hash, client.id, scopes, newGrantToken(deps.hashKey, expiresIn, refreshExpiresIn));
+  // one statement: the rotation and the new token's audit record ("…; rotated token <old id>")
+  const record = await deps.tokens.rotateRefresh(hash, client.id, scopes, newGrantToken(deps.hashKey, expiresIn, refreshExpiresIn), {
+    origin, description: `Issued by the refresh_token grant for client ${client.id}; rotated token `,
+  });
   if (record) return tokenResponse(record, { expiresIn, refreshExpiresIn });
 
   // Nothing rotated: say why, and revoke the family of a replayed token.
   const found = await deps.tokens.findByEitherHash(hash);
   if (!found || found.kind !== 'refresh' || found.clientId !== client.id) throw new InvalidGrantError('The refresh token is invalid');
   if (found.refreshUsed) {
-    if (found.grantId !== null) await revokeFamily(deps, found.grantId);
+    if (found.grantId !== null) {
+      await revokeFamily(deps, found.grantId, {
+        origin, description: `Revoked with its grant: the refresh token of token ${found.id}, rotated already, was presented again (client ${client.id})`,
+      });
+    }
     throw new InvalidGrantError('The refresh token was already used; every token of its grant is revoked');
   }
   if (found.live && scopes && !scopes.every((s) => found.scopes.includes(s))) throw new InvalidScopeError('The requested scope exceeds the scope originally granted');

@@ -1,4 +1,6 @@
 import type { Db } from '../../db/create-db';
+import { recordAudit, systemActor, type AuditActor } from '../audit/audit-log.repository';
+import type { RequestOrigin } from '../auth/viewer';
 import { hmacHex, randomUrlSafe } from '../crypto';
 import type { OAuthClientService } from '../oauth-clients/oauth-client.service';
 import { OAuthTokenRepository, type NewGrantToken } from '../oauth-tokens/oauth-token.repository';
@@ -7,7 +9,7 @@ import { OAuthGrantRepository } from './oauth-grant.repository';
 
 /** What every action of the authorization server works with. */
 export interface OAuthServerDeps {
-  db: Pick<Db, 'sql' | 'prisma' | 'transaction'>;
+  db: Pick<Db, 'sql' | 'transaction'>;
   hashKey: Buffer;
   clients: OAuthClientService;
   tokens: OAuthTokenRepository;
@@ -18,7 +20,7 @@ export interface OAuthServerDeps {
 /** The repositories over one transaction's connection. */
 export function inTransaction(deps: OAuthServerDeps, sql: Db['sql']) {
   return {
-    tokens: new OAuthTokenRepository({ sql, prisma: deps.db.prisma }),
+    tokens: new OAuthTokenRepository({ sql }),
     codes: new OAuthAuthorizationCodeRepository({ sql }),
     grants: new OAuthGrantRepository({ sql }),
   };
@@ -40,14 +42,31 @@ export function newGrantToken(hashKey: Buffer, expiresIn: number, refreshExpires
   return out;
 }
 
+/** Who revokes a family, and why (the audit records' description). */
+export interface FamilyRevocation {
+  origin: RequestOrigin;
+  /** the user whose grant it is, revoking it at /oauth/revoke; absent: the system (a replay) */
+  by?: { userId: bigint; name: string };
+  description: string;
+}
+
 /**
  * Revokes a family: the grant first (this waits for any statement issuing one of
- * its tokens), then, in a fresh snapshot, every token carrying it.
+ * its tokens), then, in a fresh snapshot, every token carrying it; in the same
+ * transaction, one audit record per token it revoked (none when all were dead already).
  */
-export async function revokeFamily(deps: OAuthServerDeps, grantId: bigint): Promise<void> {
+export async function revokeFamily(deps: OAuthServerDeps, grantId: bigint, why: FamilyRevocation): Promise<void> {
   await deps.db.transaction(async (sql) => {
     const tx = inTransaction(deps, sql);
     await tx.grants.revoke(grantId);
-    await tx.tokens.revokeGrant(grantId);
+    const revoked = await tx.tokens.revokeGrant(grantId);
+    if (revoked.length === 0) return;
+    const accountId = revoked[0].accountId;
+    const actor: AuditActor = why.by ? { accountId, actorId: why.by.userId, actorName: why.by.name, origin: why.origin } : systemActor(accountId, why.origin);
+    await recordAudit(
+      sql,
+      actor,
+      revoked.map((t) => ({ action: 'destroy' as const, sourceType: 'oauth_token' as const, sourceId: t.id, sourceLabel: `${t.prefix}...`, description: why.description })),
+    );
   });
 }

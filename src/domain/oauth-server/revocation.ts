@@ -14,6 +14,14 @@ export async function revocationEndpoint(deps: OAuthServerDeps, request: Protoco
   const token = requiredParam(request.params, 'token');
   const found = await deps.tokens.findByEitherHash(hmacHex(deps.hashKey, token));
   if (!found || found.clientId !== client.id) return;
-  if (found.kind === 'refresh' && found.grantId !== null) await revokeFamily(deps, found.grantId);
-  else await deps.tokens.revokeById(found.id);
+  // the actor: the user the token acts as, whose client asked
+  const by = { userId: found.userId, name: found.name };
+  if (found.kind === 'refresh' && found.grantId !== null) {
+    await revokeFamily(deps, found.grantId, { origin: request.origin, by, description: `Revoked with its grant at /oauth/revoke (a refresh token, client ${client.id})` });
+  } else {
+    await deps.tokens.revokeById(found.id, {
+      actor: { accountId: found.accountId, actorId: by.userId, actorName: by.name, origin: request.origin },
+      description: `Revoked at /oauth/revoke (client ${client.id})`,
+    });
+  }
 }

@@ -24,5 +24,5 @@ export async function tokenEndpoint(deps: OAuthServerDeps, request: ProtocolRequ
   if (!Object.prototype.hasOwnProperty.call(GRANTS, grantType)) throw new UnsupportedGrantTypeError(`Unsupported grant_type: ${grantType.slice(0, 50)}`);
   const { grant, requireSecret } = GRANTS[grantType as keyof typeof GRANTS];
   const client = await authenticateClient(deps, request, requireSecret);
-  return grant(deps, client, request.params);
+  return grant(deps, client, request.params, request.origin);
 }

@@ -1,14 +1,17 @@
 import type { Db } from '../../db/create-db';
-import type { PrismaClient, Prisma } from '../../generated/prisma/client';
 import type { OwnerScope } from '../authorization';
+import { auditCte, originParams, type AuditActor, type AuditRowSql } from '../audit/audit-log.repository';
 import type { KeysetPage, OffsetPage, PageResult } from '../pagination';
-import type { Role } from '../auth/viewer';
+import type { RequestOrigin, Role } from '../auth/viewer';
 
 // The only module that reads or writes oauth_tokens. Every statement is plain
 // SQL (one statement per request on the hot paths, prepared once per connection:
 // bench/tuning-log.md), and every read of records goes through scopeSql(), the
 // policy's row scope (domain/authorization.ts), and through toRecord(), the one
-// row mapper.
+// row mapper. Every statement that creates or revokes tokens writes their audit
+// records itself (auditCte: the same statement, so the same transaction, and no
+// extra round trip), except revokeAllOfClient and revokeGrant, whose callers
+// record the change in their transaction (recordAudit).
 
 export interface OAuthTokenRecord {
   id: bigint;
@@ -57,6 +60,30 @@ export interface PresentedHashRow {
   clientIdentifier: string | null;
   userId: bigint;
   email: string;
+  /** the user's name (the actor of a revocation at /oauth/revoke) */
+  name: string;
+}
+
+/** Who changes a token, and the audit record's description (a statement with auditCte writes it). */
+export interface TokenAudit {
+  actor: AuditActor;
+  description: string;
+}
+
+/** The audit of a token issued at a grant endpoint: the actor is the user the token acts as. */
+export interface GrantAudit {
+  origin: RequestOrigin;
+  /** e.g. "Issued by the client_credentials grant for client 12" */
+  description: string;
+}
+
+/** A token revoked with others (a client's, a grant's): what its audit record names. */
+export interface RevokedToken {
+  id: bigint;
+  accountId: bigint;
+  userId: bigint;
+  /** the first 10 characters */
+  prefix: string;
 }
 
 /** A live token found by its hash, with what authentication needs of its user and client. */
@@ -102,6 +129,30 @@ const GRANT_TOKEN_COLUMNS = 'token_hash, token_prefix, expires_at, refresh_token
 const grantTokenValues = (n: number) =>
   `$${n}, $${n + 1}, now() + make_interval(secs => $${n + 2}::int), $${n + 3}, $${n + 4}, now() + make_interval(secs => $${n + 5}::int)`;
 
+/** A token's label in the audit log: its first 10 characters and "..." (never the token). */
+const label = (cte: string) => `${cte}.token_prefix || '...'`;
+
+/**
+ * Audit columns of a change to the tokens of CTE `cte` by a known actor:
+ * parameters $n (actor id), $n+1 (actor name), $n+2 (description); with
+ * auditCte's origin at $n+3.. (tokenAuditParams gives all six).
+ */
+function byActor(cte: string, n: number): AuditRowSql {
+  return {
+    accountId: `${cte}.account_id`, actorId: `$${n}::bigint`, actorName: `$${n + 1}::text`,
+    sourceId: `${cte}.id`, sourceLabel: label(cte), description: `$${n + 2}::text`,
+  };
+}
+const tokenAuditParams = (a: TokenAudit) => [a.actor.actorId === null ? null : String(a.actor.actorId), a.actor.actorName, a.description, ...originParams(a.actor.origin)];
+
+/** Audit columns of a token issued at a grant endpoint: its own user is the actor; `description` is SQL. */
+function asItsUser(cte: string, description: string): AuditRowSql {
+  return {
+    accountId: `${cte}.account_id`, actorId: `${cte}.user_id`, actorName: `(SELECT u.name FROM users u WHERE u.id = ${cte}.user_id)`,
+    sourceId: `${cte}.id`, sourceLabel: label(cte), description,
+  };
+}
+
 /**
  * WHERE of the live tokens of a scope (alias t); appends its parameters. A grant
  * token whose access token expired stays while its refresh token lives.
@@ -121,21 +172,25 @@ function scopeSql(scope: OwnerScope, params: unknown[], clientId?: bigint): stri
 }
 
 export class OAuthTokenRepository {
-  constructor(private readonly db: Pick<Db, 'sql' | 'prisma'>) {}
+  constructor(private readonly db: Pick<Db, 'sql'>) {}
 
   /**
-   * Stores a token for one of the scope's account's clients, owned by `userId`;
-   * null when the client is not the account's. One statement.
+   * Stores a token for one of the scope's account's clients, owned by `userId`,
+   * and its audit record; null when the client is not the account's. One statement.
    */
   async insert(
     scope: { accountId: bigint; userId: bigint },
     row: { clientId: bigint; tokenHash: string; token: string; scopes: string[] },
+    audit: TokenAudit,
   ): Promise<OAuthTokenRecord | null> {
     const [inserted] = await this.db.sql<SqlRow>(
-      `INSERT INTO oauth_tokens AS t (account_id, client_id, user_id, token_hash, token_prefix, scopes)
-       SELECT c.account_id, c.id, $3, $4, $5, $6::text[] FROM oauth_clients c WHERE c.id = $1 AND c.account_id = $2
-       RETURNING ${COLUMNS}`,
-      [String(row.clientId), String(scope.accountId), String(scope.userId), row.tokenHash, row.token.slice(0, TOKEN_PREFIX_LENGTH), row.scopes],
+      `WITH created AS (
+         INSERT INTO oauth_tokens AS t (account_id, client_id, user_id, token_hash, token_prefix, scopes)
+         SELECT c.account_id, c.id, $3, $4, $5, $6::text[] FROM oauth_clients c WHERE c.id = $1 AND c.account_id = $2
+         RETURNING ${COLUMNS}
+       ), audit AS (${auditCte('created', 'create', 'oauth_token', byActor('created', 7), 10)})
+       SELECT * FROM created`,
+      [String(row.clientId), String(scope.accountId), String(scope.userId), row.tokenHash, row.token.slice(0, TOKEN_PREFIX_LENGTH), row.scopes, ...tokenAuditParams(audit)],
     );
     return inserted ? toRecord(inserted, { token: row.token }) : null;
   }
@@ -239,30 +294,56 @@ export class OAuthTokenRepository {
     return rows.map((r) => toRecord(r));
   }
 
-  /** Revokes one token of the scope; false when the scope has no such live token. */
-  async revoke(scope: OwnerScope, id: bigint): Promise<boolean> {
+  /** Revokes one token of the scope, with its audit record; false when the scope has no such live token. One statement. */
+  async revoke(scope: OwnerScope, id: bigint, audit: TokenAudit): Promise<boolean> {
     const params: unknown[] = [];
     const where = scopeSql(scope, params);
     params.push(String(id));
-    const rows = await this.db.sql(`UPDATE oauth_tokens t SET revoked_at = now() WHERE ${where} AND t.id = $${params.length} RETURNING t.id`, params);
+    const n = params.length;
+    params.push(...tokenAuditParams(audit));
+    const rows = await this.db.sql(
+      `WITH revoked AS (UPDATE oauth_tokens t SET revoked_at = now() WHERE ${where} AND t.id = $${n} RETURNING t.id, t.account_id, t.token_prefix),
+       audit AS (${auditCte('revoked', 'destroy', 'oauth_token', byActor('revoked', n + 1), n + 4)})
+       SELECT id FROM revoked`,
+      params,
+    );
     return rows.length > 0;
   }
 
-  /** Revokes a token by id (the presented token revoking itself). */
-  async revokeById(id: bigint): Promise<void> {
-    await this.db.sql('UPDATE oauth_tokens SET revoked_at = now() WHERE id = $1 AND revoked_at IS NULL', [String(id)]);
+  /**
+   * Revokes a token by id (the presented token revoking itself, /oauth/revoke),
+   * with its audit record; false when it was revoked already. One statement.
+   */
+  async revokeById(id: bigint, audit: TokenAudit): Promise<boolean> {
+    const rows = await this.db.sql(
+      `WITH revoked AS (UPDATE oauth_tokens t SET revoked_at = now() WHERE t.id = $1 AND t.revoked_at IS NULL RETURNING t.id, t.account_id, t.token_prefix),
+       audit AS (${auditCte('revoked', 'destroy', 'oauth_token', byActor('revoked', 2), 5)})
+       SELECT id FROM revoked`,
+      [String(id), ...tokenAuditParams(audit)],
+    );
+    return rows.length > 0;
   }
 
   /**
    * Revokes every live token of a client, inside the caller's transaction
-   * (deleting a client), and detaches all its tokens from their grants: the
-   * client's grants go with it (ON DELETE CASCADE), and a token reached by both
-   * cascades (client_id and grant_id SET NULL) in one statement would fail its
-   * foreign key check.
+   * (deleting a client, which records the change), and detaches all its tokens
+   * from their grants: the client's grants go with it (ON DELETE CASCADE), and a
+   * token reached by both cascades (client_id and grant_id SET NULL) in one
+   * statement would fail its foreign key check. One statement; the number of
+   * tokens it revoked.
    */
-  async revokeAllOfClient(tx: Prisma.TransactionClient | PrismaClient, clientId: bigint): Promise<void> {
-    await tx.oAuthToken.updateMany({ where: { clientId, revokedAt: null }, data: { revokedAt: new Date() } });
-    await tx.oAuthToken.updateMany({ where: { clientId, grantId: { not: null } }, data: { grantId: null } });
+  async revokeAllOfClient(clientId: bigint): Promise<number> {
+    const [row] = await this.db.sql<{ revoked: Int8 }>(
+      `WITH touched AS (
+         UPDATE oauth_tokens t SET revoked_at = COALESCE(t.revoked_at, now()), grant_id = NULL
+           FROM (SELECT id, revoked_at IS NULL AS live FROM oauth_tokens WHERE client_id = $1 AND (revoked_at IS NULL OR grant_id IS NOT NULL) FOR UPDATE) o
+          WHERE t.id = o.id
+         RETURNING o.live
+       )
+       SELECT count(*) FILTER (WHERE live) AS revoked FROM touched`,
+      [String(clientId)],
+    );
+    return Number(row.revoked);
   }
 
   // ------------------------------------------------------------------ the grant endpoint
@@ -273,28 +354,34 @@ export class OAuthTokenRepository {
    * caller's transaction ends, so a family revocation (which updates that row
    * first) waits for this token and then sees it.
    */
-  async issueForGrant(grantId: bigint, grantType: GrantType, t: NewGrantToken): Promise<OAuthTokenRecord | null> {
+  async issueForGrant(grantId: bigint, grantType: GrantType, t: NewGrantToken, audit: GrantAudit): Promise<OAuthTokenRecord | null> {
     const [row] = await this.db.sql<SqlRow>(
-      `INSERT INTO oauth_tokens AS t (account_id, client_id, user_id, scopes, grant_type, grant_id, ${GRANT_TOKEN_COLUMNS})
-       SELECT g.account_id, g.client_id, g.user_id, g.scopes, $2::"OAuthGrantType", g.id, ${grantTokenValues(3)}
-         FROM oauth_grants g JOIN users u ON u.id = g.user_id AND u.active
-        WHERE g.id = $1 AND g.revoked_at IS NULL
-          FOR SHARE OF g
-       RETURNING ${COLUMNS}`,
-      [String(grantId), grantType, ...grantTokenParams(t)],
+      `WITH issued AS (
+         INSERT INTO oauth_tokens AS t (account_id, client_id, user_id, scopes, grant_type, grant_id, ${GRANT_TOKEN_COLUMNS})
+         SELECT g.account_id, g.client_id, g.user_id, g.scopes, $2::"OAuthGrantType", g.id, ${grantTokenValues(3)}
+           FROM oauth_grants g JOIN users u ON u.id = g.user_id AND u.active
+          WHERE g.id = $1 AND g.revoked_at IS NULL
+            FOR SHARE OF g
+         RETURNING ${COLUMNS}
+       ), audit AS (${auditCte('issued', 'create', 'oauth_token', asItsUser('issued', '$9::text'), 10)})
+       SELECT * FROM issued`,
+      [String(grantId), grantType, ...grantTokenParams(t), audit.description, ...originParams(audit.origin)],
     );
     return row ? toRecord(row, { token: t.token, refreshToken: t.refresh?.token }) : null;
   }
 
   /** A client-credentials token: it acts as the admin who created the client, while that user is active. No refresh token. */
-  async issueForClient(clientId: bigint, scopes: string[], t: NewGrantToken): Promise<OAuthTokenRecord | null> {
+  async issueForClient(clientId: bigint, scopes: string[], t: NewGrantToken, audit: GrantAudit): Promise<OAuthTokenRecord | null> {
     const [row] = await this.db.sql<SqlRow>(
-      `INSERT INTO oauth_tokens AS t (account_id, client_id, user_id, scopes, grant_type, ${GRANT_TOKEN_COLUMNS})
-       SELECT c.account_id, c.id, c.agent_id, $2::text[], 'client_credentials', ${grantTokenValues(3)}
-         FROM oauth_clients c JOIN users u ON u.id = c.agent_id AND u.account_id = c.account_id AND u.active
-        WHERE c.id = $1
-       RETURNING ${COLUMNS}`,
-      [String(clientId), scopes, ...grantTokenParams(t)],
+      `WITH issued AS (
+         INSERT INTO oauth_tokens AS t (account_id, client_id, user_id, scopes, grant_type, ${GRANT_TOKEN_COLUMNS})
+         SELECT c.account_id, c.id, c.agent_id, $2::text[], 'client_credentials', ${grantTokenValues(3)}
+           FROM oauth_clients c JOIN users u ON u.id = c.agent_id AND u.account_id = c.account_id AND u.active
+          WHERE c.id = $1
+         RETURNING ${COLUMNS}
+       ), audit AS (${auditCte('issued', 'create', 'oauth_token', asItsUser('issued', '$9::text'), 10)})
+       SELECT * FROM issued`,
+      [String(clientId), scopes, ...grantTokenParams(t), audit.description, ...originParams(audit.origin)],
     );
     return row ? toRecord(row, { token: t.token }) : null;
   }
@@ -304,23 +391,27 @@ export class OAuthTokenRepository {
    * of this client, not rotated yet, covering `scopes` when given) is marked used
    * and its token revoked, and a new token of the same grant is inserted, with
    * the same or the narrowed scopes. The row lock makes two racing processes
-   * rotate once: the second finds it used. Null when nothing was rotated.
+   * rotate once: the second finds it used. The new token's audit record says
+   * which token it rotated (`audit.description` followed by the old token's id).
+   * Null when nothing was rotated.
    */
-  async rotateRefresh(refreshHash: string, clientId: bigint, scopes: string[] | undefined, t: NewGrantToken): Promise<OAuthTokenRecord | null> {
+  async rotateRefresh(refreshHash: string, clientId: bigint, scopes: string[] | undefined, t: NewGrantToken, audit: GrantAudit): Promise<OAuthTokenRecord | null> {
     const [row] = await this.db.sql<SqlRow>(
       `WITH old AS (
          UPDATE oauth_tokens o SET refresh_token_used_at = now(), revoked_at = now()
           WHERE o.refresh_token_hash = $1 AND o.client_id = $2 AND o.refresh_token_used_at IS NULL AND o.revoked_at IS NULL
             AND o.refresh_token_expires_at > now() AND ($3::text[] IS NULL OR $3::text[] <@ o.scopes)
-         RETURNING o.account_id, o.client_id, o.user_id, o.scopes, o.grant_id
+         RETURNING o.id, o.account_id, o.client_id, o.user_id, o.scopes, o.grant_id
        ), family AS (
          SELECT g.id FROM oauth_grants g JOIN old ON g.id = old.grant_id WHERE g.revoked_at IS NULL FOR SHARE OF g
-       )
-       INSERT INTO oauth_tokens AS t (account_id, client_id, user_id, scopes, grant_type, grant_id, ${GRANT_TOKEN_COLUMNS})
-       SELECT old.account_id, old.client_id, old.user_id, COALESCE($3::text[], old.scopes), 'refresh_token', old.grant_id, ${grantTokenValues(4)}
-         FROM old JOIN family ON family.id = old.grant_id JOIN users u ON u.id = old.user_id AND u.active
-       RETURNING ${COLUMNS}`,
-      [refreshHash, String(clientId), scopes ?? null, ...grantTokenParams(t)],
+       ), issued AS (
+         INSERT INTO oauth_tokens AS t (account_id, client_id, user_id, scopes, grant_type, grant_id, ${GRANT_TOKEN_COLUMNS})
+         SELECT old.account_id, old.client_id, old.user_id, COALESCE($3::text[], old.scopes), 'refresh_token', old.grant_id, ${grantTokenValues(4)}
+           FROM old JOIN family ON family.id = old.grant_id JOIN users u ON u.id = old.user_id AND u.active
+         RETURNING ${COLUMNS}
+       ), audit AS (${auditCte('issued CROSS JOIN old', 'create', 'oauth_token', asItsUser('issued', '$10::text || old.id'), 11)})
+       SELECT * FROM issued`,
+      [refreshHash, String(clientId), scopes ?? null, ...grantTokenParams(t), audit.description, ...originParams(audit.origin)],
     );
     return row ? toRecord(row, { token: t.token, refreshToken: t.refresh?.token }) : null;
   }
@@ -329,7 +420,7 @@ export class OAuthTokenRepository {
   async findByEitherHash(hash: string): Promise<PresentedHashRow | null> {
     const [r] = await this.db.sql<{
       id: Int8; account_id: Int8; client_id: Int8 | null; grant_id: Int8 | null; is_access: boolean; live: boolean; refresh_used: boolean;
-      scopes: string[]; created_at: Date; expires_at: Date | null; client_identifier: string | null; user_id: Int8; email: string;
+      scopes: string[]; created_at: Date; expires_at: Date | null; client_identifier: string | null; user_id: Int8; email: string; name: string;
     }>(
       `SELECT t.id, t.account_id, t.client_id, t.grant_id, t.token_hash = $1 AS is_access, coalesce(t.scopes, '{}') AS scopes, t.created_at,
               t.refresh_token_used_at IS NOT NULL AS refresh_used,
@@ -337,7 +428,7 @@ export class OAuthTokenRepository {
               t.revoked_at IS NULL AND u.active AND c.id IS NOT NULL AND CASE WHEN t.token_hash = $1
                 THEN t.expires_at IS NULL OR t.expires_at > now()
                 ELSE t.refresh_token_used_at IS NULL AND t.refresh_token_expires_at > now() END AS live,
-              c.identifier AS client_identifier, u.id AS user_id, u.email
+              c.identifier AS client_identifier, u.id AS user_id, u.email, u.name
          FROM oauth_tokens t
          JOIN users u ON u.id = t.user_id
          LEFT JOIN oauth_clients c ON c.id = t.client_id
@@ -349,11 +440,19 @@ export class OAuthTokenRepository {
       id: BigInt(r.id), accountId: BigInt(r.account_id), clientId: r.client_id === null ? null : BigInt(r.client_id),
       grantId: r.grant_id === null ? null : BigInt(r.grant_id), kind: r.is_access ? 'access' : 'refresh', live: r.live, refreshUsed: r.refresh_used,
       scopes: r.scopes, createdAt: r.created_at, expiresAt: r.expires_at, clientIdentifier: r.client_identifier, userId: BigInt(r.user_id), email: r.email,
+      name: r.name,
     };
   }
 
-  /** Revokes every token of a grant (a family), in the caller's transaction after the grant's own row. */
-  async revokeGrant(grantId: bigint): Promise<void> {
-    await this.db.sql('UPDATE oauth_tokens SET revoked_at = now() WHERE grant_id = $1 AND revoked_at IS NULL', [String(grantId)]);
+  /**
+   * Revokes every token of a grant (a family), in the caller's transaction after
+   * the grant's own row; the tokens it revoked, for the caller's audit records.
+   */
+  async revokeGrant(grantId: bigint): Promise<RevokedToken[]> {
+    const rows = await this.db.sql<{ id: Int8; account_id: Int8; user_id: Int8; token_prefix: string }>(
+      'UPDATE oauth_tokens SET revoked_at = now() WHERE grant_id = $1 AND revoked_at IS NULL RETURNING id, account_id, user_id, token_prefix',
+      [String(grantId)],
+    );
+    return rows.map((r) => ({ id: BigInt(r.id), accountId: BigInt(r.account_id), userId: BigInt(r.user_id), prefix: r.token_prefix }));
   }
 }

@@ -18,7 +18,12 @@ function protocolRequest(request: FastifyRequest): ProtocolRequest {
     throw new InvalidRequestError('The request body must be a form (application/x-www-form-urlencoded) or a JSON object');
   }
   const authorization = request.headers.authorization;
-  return { authorization: Array.isArray(authorization) ? authorization[0] : authorization, params: (body as Params | undefined) ?? {} };
+  return {
+    authorization: Array.isArray(authorization) ? authorization[0] : authorization,
+    params: (body as Params | undefined) ?? {},
+    // Fastify's request.ip: the peer's address (trustProxy is off, so never a header's)
+    origin: { via: 'oauth', requestId: String(request.id), ipAddress: request.ip },
+  };
 }
 
 /** Any error as RFC 6749 §5.2 JSON: client mistakes are 4xx, never 500 (a 5xx hides its message). */

@@ -1,0 +1,697 @@
+import { buildGraphQLSchema } from '../src/graphql/schema';
+import { restRoutes } from '../src/rest/routes';
+import { basicClientAuth, REDIRECT, RFC7636, startOAuthStack, type OAuthStack, type RegisteredClient } from './helpers/oauth-server';
+import { insertToken, type TestUser } from './helpers/test-app';
+
+// The audit log records every administrative change (API.md "Audit log"), in the
+// change's own transaction. Tables below, keyed by GraphQL Mutation field and by
+// REST route, say what each change must write; the first tests fail when the
+// schema or the routes grow a change that no row (and no exemption) covers.
+//
+// Adding a row: a key (the Mutation field), an optional `setup` (whatever it
+// writes is not the row's), and `run`, which makes the change once and returns
+// the response and the records expected, e.g.
+//
+//   createGroup: {
+//     run: async (k) => {
+//       const { res, data } = await k.gql(k.admin, 'mutation { createGroup(input: { name: "Tier 2" }) { id } }');
+//       return { res, records: [{ action: 'create', source_type: 'group', source_id: data.createGroup.id, changed_fields: [] }] };
+//     },
+//   },
+//
+// Each record is compared on action, source_type, source_id, changed_fields,
+// actor_id (default: k.admin), via (graphql / api / oauth by table), request_id
+// (the response's x-request-id) and ip_address (127.0.0.1), and on source_label
+// and change_description when the row gives them.
+
+jest.setTimeout(120_000);
+
+type Headers = Record<string, string>;
+/** A response of inject (headers as an object) or of fetch (a Headers instance). */
+type AnyResponse = { headers: Record<string, unknown> | { get(name: string): string | null } };
+
+interface ExpectedRecord {
+  action: 'create' | 'update' | 'destroy';
+  source_type: 'account' | 'user' | 'group' | 'voice_phone_number' | 'oauth_client' | 'oauth_token';
+  source_id: string | number | bigint;
+  /** default [] */
+  changed_fields?: string[];
+  /** the user who made the change (default: k.admin); null for the system */
+  actor?: TestUser | null;
+  /** default: the table's (graphql, api, oauth) */
+  via?: string;
+  source_label?: string;
+  /** part of change_description */
+  says?: string;
+}
+
+interface Outcome {
+  /** the response of the request that made the change: its x-request-id is the records' request_id */
+  res: AnyResponse;
+  records: ExpectedRecord[];
+}
+
+interface Row<S = any> {
+  setup?: (k: Kit) => Promise<S>;
+  run: (k: Kit, prepared: S) => Promise<Outcome>;
+}
+
+interface Kit {
+  s: OAuthStack;
+  admin: TestUser;
+  agent: TestUser;
+  endUser: TestUser;
+  /** a GraphQL request as `who` (a user: Basic; or headers), failing the test on any error */
+  gql(who: TestUser | Headers, query: string, variables?: Record<string, unknown>): Promise<{ res: AnyResponse; data: Record<string, any> }>;
+  /** a REST request as `who`, failing the test on anything but 2xx */
+  rest(who: TestUser | Headers, method: 'POST' | 'PUT' | 'DELETE', url: string, payload?: object): Promise<{ res: AnyResponse; body: any }>;
+  /** a client made by the admin over GraphQL */
+  client(input?: Record<string, unknown>): Promise<{ id: string; name: string; secret: string }>;
+  /** a token of the admin for `clientId`, over GraphQL */
+  token(clientId: string): Promise<{ id: string; token: string }>;
+  /** a grant-endpoint request with the client's Basic credentials */
+  grant(client: RegisteredClient, params: Record<string, string>): Promise<{ status: number; headers: globalThis.Headers; body: any }>;
+  /** the id of a live access token (GET /api/v2/oauth/tokens/current) */
+  idOf(accessToken: string): Promise<string>;
+  /** every full secret and token handed out, for the leak check at the end */
+  issued: string[];
+}
+
+const CREATE_CLIENT = 'mutation($input: OAuthClientInput!) { createOAuthClient(input: $input) { id name clientSecret } }';
+const UPDATE_CLIENT = 'mutation($id: ID!, $input: OAuthClientInput!) { updateOAuthClient(id: $id, input: $input) { id } }';
+const DELETE_CLIENT = 'mutation($id: ID!) { deleteOAuthClient(id: $id) }';
+const GENERATE_SECRET = 'mutation($id: ID!, $grace: Int) { generateOAuthClientSecret(id: $id, gracePeriod: $grace) { clientSecret } }';
+const END_GRACE = 'mutation($id: ID!) { endOAuthClientSecretGracePeriod(id: $id) { id } }';
+const CREATE_TOKEN = 'mutation($input: CreateOAuthTokenInput!) { createOAuthToken(input: $input) { id token } }';
+const REVOKE_TOKEN = 'mutation($id: ID!) { revokeOAuthToken(id: $id) }';
+const REVOKE_CURRENT = 'mutation { revokeCurrentOAuthToken }';
+
+const label = (token: string) => `${token.slice(0, 10)}...`;
+const bearer = (token: string) => ({ authorization: `Bearer ${token}` });
+
+/** GraphQL mutations that are not administration: they write no audit record. */
+const EXEMPT_MUTATIONS: Record<string, string> = {
+  // callback requests are customer traffic, like Zendesk tickets, not administration
+  createCallbackRequest: 'customer traffic',
+};
+/** REST routes of those mutations */
+const EXEMPT_ROUTES: Record<string, string> = {
+  'POST /api/v2/channels/voice/callback_requests': 'customer traffic (createCallbackRequest)',
+};
+
+/** Every GraphQL mutation, by its field name. */
+const MUTATIONS: Record<string, Row> = {
+  createOAuthClient: {
+    run: async (k) => {
+      const input = { name: 'Created app', scopes: 'read write', redirectUris: ['https://app.example.com/cb'], clientType: 'CONFIDENTIAL' };
+      const { res, data } = await k.gql(k.admin, CREATE_CLIENT, { input });
+      k.issued.push(data.createOAuthClient.clientSecret);
+      return { res, records: [{ action: 'create', source_type: 'oauth_client', source_id: data.createOAuthClient.id, source_label: 'Created app' }] };
+    },
+  },
+  updateOAuthClient: {
+    setup: (k) => k.client({ name: 'Before', company: 'Acme' }),
+    run: async (k, c) => {
+      // company is given with its current value: not a change
+      const { res } = await k.gql(k.admin, UPDATE_CLIENT, { id: c.id, input: { name: 'After', company: 'Acme', scopes: 'read' } });
+      return {
+        res,
+        records: [{ action: 'update', source_type: 'oauth_client', source_id: c.id, changed_fields: ['name', 'scopes'], source_label: 'After', says: 'Changed name, scopes' }],
+      };
+    },
+  },
+  deleteOAuthClient: {
+    setup: async (k) => {
+      const c = await k.client({ name: 'Doomed' });
+      await k.token(c.id);
+      await k.token(c.id);
+      await k.gql(k.admin, REVOKE_TOKEN, { id: (await k.token(c.id)).id });
+      return c;
+    },
+    run: async (k, c) => {
+      const { res } = await k.gql(k.admin, DELETE_CLIENT, { id: c.id });
+      // one record for the client, none per token
+      return { res, records: [{ action: 'destroy', source_type: 'oauth_client', source_id: c.id, source_label: 'Doomed', says: 'Deleted; 2 tokens revoked with it' }] };
+    },
+  },
+  generateOAuthClientSecret: {
+    setup: (k) => k.client(),
+    run: async (k, c) => {
+      const { res, data } = await k.gql(k.admin, GENERATE_SECRET, { id: c.id, grace: 3600 });
+      k.issued.push(data.generateOAuthClientSecret.clientSecret);
+      return {
+        res,
+        records: [{ action: 'update', source_type: 'oauth_client', source_id: c.id, changed_fields: ['client_secret'], says: 'stays valid for 3600 seconds' }],
+      };
+    },
+  },
+  endOAuthClientSecretGracePeriod: {
+    setup: async (k) => {
+      const c = await k.client();
+      k.issued.push((await k.gql(k.admin, GENERATE_SECRET, { id: c.id, grace: 3600 })).data.generateOAuthClientSecret.clientSecret);
+      return c;
+    },
+    run: async (k, c) => {
+      const { res } = await k.gql(k.admin, END_GRACE, { id: c.id });
+      return { res, records: [{ action: 'update', source_type: 'oauth_client', source_id: c.id, changed_fields: ['client_secret'], says: 'grace period' }] };
+    },
+  },
+  createOAuthToken: {
+    setup: (k) => k.client(),
+    run: async (k, c) => {
+      const { res, data } = await k.gql(k.admin, CREATE_TOKEN, { input: { clientId: c.id, scopes: ['read'] } });
+      const t = data.createOAuthToken;
+      k.issued.push(t.token);
+      return { res, records: [{ action: 'create', source_type: 'oauth_token', source_id: t.id, source_label: label(t.token), says: `client ${c.id}` }] };
+    },
+  },
+  revokeOAuthToken: {
+    // an admin revoking an agent's token is the actor
+    setup: (k) => insertToken(k.s.ctx, k.agent),
+    run: async (k, t) => {
+      const { res } = await k.gql(k.admin, REVOKE_TOKEN, { id: String(t.id) });
+      return { res, records: [{ action: 'destroy', source_type: 'oauth_token', source_id: t.id, actor: k.admin, source_label: label(t.token), says: 'Revoked' }] };
+    },
+  },
+  revokeCurrentOAuthToken: {
+    setup: (k) => insertToken(k.s.ctx, k.agent, { scopes: ['read'] }),
+    run: async (k, t) => {
+      const { res } = await k.gql(bearer(t.token), REVOKE_CURRENT);
+      return { res, records: [{ action: 'destroy', source_type: 'oauth_token', source_id: t.id, actor: k.agent, source_label: label(t.token) }] };
+    },
+  },
+};
+
+/** Every REST route that changes something, by method and path (each path of a route). */
+const ROUTES: Record<string, Row> = {
+  'POST /api/v2/oauth/clients': {
+    run: async (k) => {
+      const { res, body } = await k.rest(k.admin, 'POST', '/api/v2/oauth/clients', { name: 'REST app', scopes: 'read', redirect_uris: 'https://rest.example.com/cb' });
+      k.issued.push(body.client_secret);
+      return { res, records: [{ action: 'create', source_type: 'oauth_client', source_id: body.id, source_label: 'REST app' }] };
+    },
+  },
+  'PUT /api/v2/oauth/clients/:id': {
+    setup: (k) => k.client(),
+    run: async (k, c) => {
+      const { res } = await k.rest(k.admin, 'PUT', `/api/v2/oauth/clients/${c.id}.json`, { client: { redirect_uris: ['https://new.example.com/cb'], client_type: 'confidential' } });
+      return { res, records: [{ action: 'update', source_type: 'oauth_client', source_id: c.id, changed_fields: ['client_type', 'redirect_uris'] }] };
+    },
+  },
+  'DELETE /api/v2/oauth/clients/:id': {
+    setup: async (k) => {
+      const c = await k.client();
+      await k.token(c.id);
+      return c;
+    },
+    run: async (k, c) => {
+      const { res } = await k.rest(k.admin, 'DELETE', `/api/v2/oauth/clients/${c.id}`);
+      return { res, records: [{ action: 'destroy', source_type: 'oauth_client', source_id: c.id, says: '1 token revoked with it' }] };
+    },
+  },
+  'POST /api/v2/oauth/clients/:id': {
+    setup: (k) => k.client(),
+    run: async (k, c) => {
+      const { res, body } = await k.rest(k.admin, 'POST', `/api/v2/oauth/clients/${c.id}.json`);
+      k.issued.push(body.client_secret);
+      return { res, records: [{ action: 'update', source_type: 'oauth_client', source_id: c.id, changed_fields: ['client_secret'], says: 'stopped working' }] };
+    },
+  },
+  'POST /api/v2/oauth/clients/:id/client_secret': {
+    setup: (k) => k.client(),
+    run: async (k, c) => {
+      const { res, body } = await k.rest(k.admin, 'POST', `/api/v2/oauth/clients/${c.id}/client_secret`, { grace_period: 60 });
+      k.issued.push(body.client_secret);
+      return { res, records: [{ action: 'update', source_type: 'oauth_client', source_id: c.id, changed_fields: ['client_secret'], says: '60 seconds' }] };
+    },
+  },
+  'POST /api/v2/oauth/tokens': {
+    setup: (k) => k.client(),
+    run: async (k, c) => {
+      const { res, body } = await k.rest(k.admin, 'POST', '/api/v2/oauth/tokens', { token: { client_id: Number(c.id), scopes: ['read', 'write'] } });
+      k.issued.push(body.token.token);
+      return { res, records: [{ action: 'create', source_type: 'oauth_token', source_id: body.token.id, source_label: label(body.token.token), says: 'scopes read write' }] };
+    },
+  },
+  'DELETE /api/v2/oauth/tokens/current': {
+    setup: (k) => insertToken(k.s.ctx, k.endUser),
+    run: async (k, t) => {
+      const { res } = await k.rest(bearer(t.token), 'DELETE', '/api/v2/oauth/tokens/current.json');
+      return { res, records: [{ action: 'destroy', source_type: 'oauth_token', source_id: t.id, actor: k.endUser }] };
+    },
+  },
+  'DELETE /api/v2/oauth/tokens/:id': {
+    // an agent revoking their own token
+    setup: (k) => insertToken(k.s.ctx, k.agent),
+    run: async (k, t) => {
+      const { res } = await k.rest(k.agent, 'DELETE', `/api/v2/oauth/tokens/${t.id}`);
+      return { res, records: [{ action: 'destroy', source_type: 'oauth_token', source_id: t.id, actor: k.agent, source_label: label(t.token) }] };
+    },
+  },
+};
+
+/** The OAuth endpoints: tokens they issue and revoke. The actor is the user the token acts as; a replay's is the system. */
+const OAUTH: Record<string, Row> = {
+  'authorization_code: the token, acting as the consenting user': {
+    setup: (k) => k.s.register({ type: 'confidential' }),
+    run: async (k, c: RegisteredClient) => {
+      const code = (await k.s.authorize(c, { verifier: RFC7636.verifier, user: k.agent })).get('code')!;
+      const res = await k.grant(c, { grant_type: 'authorization_code', code, redirect_uri: REDIRECT, code_verifier: RFC7636.verifier });
+      k.issued.push(res.body.access_token, res.body.refresh_token);
+      const id = await k.idOf(res.body.access_token);
+      return { res, records: [{ action: 'create', source_type: 'oauth_token', source_id: id, actor: k.agent, source_label: label(res.body.access_token), says: 'authorization_code grant' }] };
+    },
+  },
+  'refresh_token: the new token, naming the token it rotated': {
+    setup: async (k) => {
+      const c = await k.s.register({ type: 'confidential' });
+      return { c, first: await codeFlow(k, c) };
+    },
+    run: async (k, { c, first }) => {
+      const res = await k.grant(c, { grant_type: 'refresh_token', refresh_token: first.refresh_token });
+      k.issued.push(res.body.access_token, res.body.refresh_token);
+      const id = await k.idOf(res.body.access_token);
+      return { res, records: [{ action: 'create', source_type: 'oauth_token', source_id: id, actor: k.agent, says: `refresh_token grant for client ${c.id}; rotated token ${first.id}` }] };
+    },
+  },
+  'client_credentials: the token, acting as the admin who created the client': {
+    setup: (k) => k.s.register({ type: 'confidential' }),
+    run: async (k, c: RegisteredClient) => {
+      const res = await k.grant(c, { grant_type: 'client_credentials', scope: 'read' });
+      k.issued.push(res.body.access_token);
+      const id = await k.idOf(res.body.access_token);
+      return { res, records: [{ action: 'create', source_type: 'oauth_token', source_id: id, actor: k.admin, says: 'client_credentials grant' }] };
+    },
+  },
+  '/oauth/revoke of an access token': {
+    setup: async (k) => {
+      const c = await k.s.register({ type: 'confidential' });
+      return { c, t: await codeFlow(k, c) };
+    },
+    run: async (k, { c, t }) => {
+      const res = await k.s.post('/oauth/revoke', { token: t.access_token }, { authorization: basicClientAuth(c.identifier, c.secret) });
+      expect(res.status).toBe(200);
+      return { res, records: [{ action: 'destroy', source_type: 'oauth_token', source_id: t.id, actor: k.agent, says: '/oauth/revoke' }] };
+    },
+  },
+  '/oauth/revoke of a refresh token: its family': {
+    setup: async (k) => {
+      const c = await k.s.register({ type: 'confidential' });
+      const first = await codeFlow(k, c);
+      const second = await k.grant(c, { grant_type: 'refresh_token', refresh_token: first.refresh_token });
+      k.issued.push(second.body.access_token, second.body.refresh_token);
+      return { c, live: { id: await k.idOf(second.body.access_token), refresh: second.body.refresh_token as string } };
+    },
+    run: async (k, { c, live }) => {
+      const res = await k.s.post('/oauth/revoke', { token: live.refresh }, { authorization: basicClientAuth(c.identifier, c.secret) });
+      expect(res.status).toBe(200);
+      // the rotated first token was revoked already: only the live one is a change
+      return { res, records: [{ action: 'destroy', source_type: 'oauth_token', source_id: live.id, actor: k.agent, says: 'Revoked with its grant at /oauth/revoke' }] };
+    },
+  },
+  'a replayed authorization code: the system revokes what it issued': {
+    setup: async (k) => {
+      const c = await k.s.register({ type: 'confidential' });
+      const code = (await k.s.authorize(c, { verifier: RFC7636.verifier, user: k.agent })).get('code')!;
+      const first = await k.grant(c, { grant_type: 'authorization_code', code, redirect_uri: REDIRECT, code_verifier: RFC7636.verifier });
+      k.issued.push(first.body.access_token, first.body.refresh_token);
+      return { c, code, id: await k.idOf(first.body.access_token) };
+    },
+    run: async (k, { c, code, id }) => {
+      const res = await k.grant(c, { grant_type: 'authorization_code', code, redirect_uri: REDIRECT, code_verifier: RFC7636.verifier });
+      expect(res.body.error).toBe('invalid_grant');
+      return { res, records: [{ action: 'destroy', source_type: 'oauth_token', source_id: id, actor: null, says: 'authorization code that issued it was presented again' }] };
+    },
+  },
+  'a replayed refresh token: the system revokes its family': {
+    setup: async (k) => {
+      const c = await k.s.register({ type: 'confidential' });
+      const first = await codeFlow(k, c);
+      const second = await k.grant(c, { grant_type: 'refresh_token', refresh_token: first.refresh_token });
+      k.issued.push(second.body.access_token, second.body.refresh_token);
+      return { c, first, secondId: await k.idOf(second.body.access_token) };
+    },
+    run: async (k, { c, first, secondId }) => {
+      const res = await k.grant(c, { grant_type: 'refresh_token', refresh_token: first.refresh_token });
+      expect(res.body.error).toBe('invalid_grant');
+      return { res, records: [{ action: 'destroy', source_type: 'oauth_token', source_id: secondId, actor: null, says: `refresh token of token ${first.id}` }] };
+    },
+  },
+};
+
+/** An authorization code flow for the agent: the access token's id and both texts. */
+async function codeFlow(k: Kit, c: RegisteredClient): Promise<{ id: string; access_token: string; refresh_token: string }> {
+  const code = (await k.s.authorize(c, { verifier: RFC7636.verifier, user: k.agent })).get('code')!;
+  const res = await k.grant(c, { grant_type: 'authorization_code', code, redirect_uri: REDIRECT, code_verifier: RFC7636.verifier });
+  expect(res.status).toBe(200);
+  k.issued.push(res.body.access_token, res.body.refresh_token);
+  return { id: await k.idOf(res.body.access_token), access_token: res.body.access_token, refresh_token: res.body.refresh_token };
+}
+
+const requestIdOf = (res: AnyResponse): string => {
+  const h = res.headers as { get?: (name: string) => string | null };
+  const id = typeof h.get === 'function' ? h.get('x-request-id') : (res.headers as Record<string, unknown>)['x-request-id'];
+  expect(typeof id).toBe('string');
+  return id as string;
+};
+
+interface AuditRow {
+  id: string;
+  actor_id: string | null;
+  actor_name: string;
+  action: string;
+  source_type: string;
+  source_id: string;
+  source_label: string;
+  changed_fields: string[] | null;
+  change_description: string;
+  via: string;
+  request_id: string | null;
+  ip_address: string | null;
+}
+
+describe('audit log: every change to clients and tokens writes its record (API.md "Audit log")', () => {
+  let s: OAuthStack;
+  let k: Kit;
+
+  beforeAll(async () => {
+    s = await startOAuthStack();
+    const endUser = await s.ctx.createUser(s.admin.accountId, 'end_user');
+    const headersOf = (who: TestUser | Headers): Headers => ('basic' in who && typeof who.basic === 'string' ? { authorization: who.basic } : (who as Headers));
+    const issued: string[] = [];
+    k = {
+      s, admin: s.admin, agent: s.agent, endUser, issued,
+      async gql(who, query, variables = {}) {
+        const res = await s.ctx.graphql(query, variables, headersOf(who));
+        const body = res.json();
+        expect({ query, errors: body.errors }).toEqual({ query, errors: undefined });
+        return { res, data: body.data };
+      },
+      async rest(who, method, url, payload) {
+        const res = await s.ctx.inject({ method, url, headers: { ...headersOf(who), ...(payload ? { 'content-type': 'application/json' } : {}) }, payload });
+        expect({ method, url, status: res.statusCode < 300 ? 'ok' : res.body }).toEqual({ method, url, status: 'ok' });
+        return { res, body: res.body ? res.json() : undefined };
+      },
+      async client(input = {}) {
+        const full = { name: 'Audited app', scopes: 'read write', redirectUris: ['https://app.example.com/cb'], ...input };
+        const { data } = await k.gql(s.admin, CREATE_CLIENT, { input: full });
+        issued.push(data.createOAuthClient.clientSecret);
+        return { id: data.createOAuthClient.id, name: data.createOAuthClient.name, secret: data.createOAuthClient.clientSecret };
+      },
+      async token(clientId) {
+        const { data } = await k.gql(s.admin, CREATE_TOKEN, { input: { clientId, scopes: ['read', 'write'] } });
+        issued.push(data.createOAuthToken.token);
+        return data.createOAuthToken;
+      },
+      grant: (c, params) => s.post('/oauth/tokens', params, { authorization: basicClientAuth(c.identifier, c.secret) }),
+      async idOf(accessToken) {
+        const current = await s.current(accessToken);
+        expect(current.status).toBe(200);
+        return String(current.body.token.id);
+      },
+    };
+  });
+  afterAll(() => s.close());
+
+  const lastId = async () => BigInt((await s.ctx.db.sql<{ id: string | null }>('SELECT max(id)::text AS id FROM audit_logs'))[0].id ?? '0');
+  const recordsSince = (id: bigint) =>
+    s.ctx.db.sql<AuditRow>(
+      `SELECT id::text, actor_id::text, actor_name, action, source_type, source_id::text, source_label, changed_fields, change_description, via, request_id, ip_address
+         FROM audit_logs WHERE id > $1 ORDER BY id`,
+      [String(id)],
+    );
+
+  /** Runs a row and compares what it wrote with what it expects. */
+  async function check(row: Row, via: string) {
+    const prepared = row.setup ? await row.setup(k) : undefined;
+    const mark = await lastId();
+    const { res, records } = await row.run(k, prepared);
+    const requestId = requestIdOf(res);
+    const order = (r: { source_type: string; source_id: string; action: string }) => `${r.source_type}:${r.source_id.padStart(20, '0')}:${r.action}`;
+    const written = (await recordsSince(mark)).sort((a, b) => order(a).localeCompare(order(b)));
+    const expected = records
+      .map((e) => ({
+        action: e.action,
+        source_type: e.source_type,
+        source_id: String(e.source_id),
+        changed_fields: e.changed_fields ?? [],
+        actor_id: e.actor === null ? null : String((e.actor ?? k.admin).id),
+        actor_name: e.actor === null ? 'System' : expect.any(String),
+        via: e.via ?? via,
+        request_id: requestId,
+        ip_address: '127.0.0.1',
+        source_label: e.source_label ?? expect.any(String),
+        change_description: e.says === undefined ? expect.any(String) : expect.stringContaining(e.says),
+      }))
+      .sort((a, b) => order(a).localeCompare(order(b)));
+    expect(written.map(({ id: _id, ...rest }) => ({ ...rest, changed_fields: rest.changed_fields ?? [] }))).toEqual(expected);
+  }
+
+  describe('GraphQL mutations', () => {
+    it('the table covers every field of the Mutation type, but the commented exemptions', () => {
+      const fields = Object.keys(buildGraphQLSchema().getMutationType()!.getFields());
+      expect(fields.filter((f) => !(f in MUTATIONS) && !(f in EXEMPT_MUTATIONS))).toEqual([]);
+      // and names nothing the schema lacks
+      expect([...Object.keys(MUTATIONS), ...Object.keys(EXEMPT_MUTATIONS)].filter((f) => !fields.includes(f))).toEqual([]);
+    });
+
+    it.each(Object.keys(MUTATIONS))('%s', async (field) => {
+      await check(MUTATIONS[field], 'graphql');
+    });
+
+    it('an impersonating admin is the actor, and the description says on whose behalf', async () => {
+      const { token } = await insertToken(s.ctx, k.admin, { scopes: ['read', 'write', 'impersonate'] });
+      const own = await insertToken(s.ctx, k.endUser);
+      await check(
+        {
+          run: async () => {
+            const { res } = await k.gql({ ...bearer(token), 'x-on-behalf-of': k.endUser.email }, REVOKE_TOKEN, { id: String(own.id) });
+            return { res, records: [{ action: 'destroy', source_type: 'oauth_token', source_id: own.id, actor: k.admin, says: `on behalf of ${k.endUser.email.split('@')[0]}, user ${k.endUser.id}` }] };
+          },
+        },
+        'graphql',
+      );
+    });
+
+    it('a change that fails writes nothing: an unknown id, an invalid input, a forbidden caller', async () => {
+      const mark = await lastId();
+      const c = await k.client();
+      const afterSetup = await lastId();
+      for (const [who, query, variables, code] of [
+        [k.admin, UPDATE_CLIENT, { id: '99999999', input: { name: 'x' } }, 'NOT_FOUND'],
+        [k.admin, UPDATE_CLIENT, { id: c.id, input: { name: '' } }, 'BAD_USER_INPUT'],
+        [k.agent, DELETE_CLIENT, { id: c.id }, 'FORBIDDEN'],
+        [k.admin, REVOKE_TOKEN, { id: '99999999' }, 'NOT_FOUND'],
+        [k.admin, CREATE_TOKEN, { input: { clientId: '99999999', scopes: ['read'] } }, 'BAD_USER_INPUT'],
+        [k.admin, END_GRACE, { id: c.id }, undefined], // no previous secret in a grace period: nothing changed
+      ] as const) {
+        const body = (await s.ctx.graphql(query, variables, { authorization: who.basic })).json();
+        expect(body.errors?.[0]?.extensions?.code).toBe(code);
+      }
+      expect(afterSetup).toBeGreaterThan(mark);
+      expect(await lastId()).toBe(afterSetup);
+    });
+  });
+
+  describe('REST routes', () => {
+    it('the table covers every route that changes something, but the commented exemptions', () => {
+      const changing = restRoutes.filter((r) => r.method !== 'GET').flatMap((r) => r.paths.map((p) => `${r.method} /api/v2${p}`));
+      expect(changing.filter((key) => !(key in ROUTES) && !(key in EXEMPT_ROUTES))).toEqual([]);
+      expect([...Object.keys(ROUTES), ...Object.keys(EXEMPT_ROUTES)].filter((key) => !changing.includes(key))).toEqual([]);
+    });
+
+    it.each(Object.keys(ROUTES))('%s', async (route) => {
+      await check(ROUTES[route], 'api');
+    });
+  });
+
+  describe('OAuth endpoints', () => {
+    it.each(Object.keys(OAUTH))('%s', async (what) => {
+      await check(OAUTH[what], 'oauth');
+    });
+
+    it('refused grants, introspection and revoking an unknown or dead token write nothing', async () => {
+      const c = await s.register({ type: 'confidential' });
+      const t = await codeFlow(k, c);
+      const auth = { authorization: basicClientAuth(c.identifier, c.secret) };
+      await s.post('/oauth/revoke', { token: t.access_token }, auth);
+      const mark = await lastId();
+      expect((await k.grant(c, { grant_type: 'authorization_code', code: 'no-such-code', redirect_uri: REDIRECT })).body.error).toBe('invalid_grant');
+      expect((await k.grant(c, { grant_type: 'refresh_token', refresh_token: 'no-such-refresh-token' })).body.error).toBe('invalid_grant');
+      expect((await k.grant(c, { grant_type: 'client_credentials', scope: 'tickets:delete' })).body.error).toBe('invalid_scope');
+      expect((await s.post('/oauth/introspect', { token: t.refresh_token }, auth)).status).toBe(200);
+      expect((await s.post('/oauth/revoke', { token: t.access_token }, auth)).status).toBe(200); // revoked already
+      expect((await s.post('/oauth/revoke', { token: 'never-issued-token-abcdefghijklmnopqrstuvwxyz' }, auth)).status).toBe(200);
+      expect(await lastId()).toBe(mark);
+    });
+  });
+
+  describe('the change and its record commit or roll back together', () => {
+    const REFUSE = 'audit_logs_refuse';
+    const refuseAuditInserts = async () => {
+      await s.ctx.db.sql(`CREATE OR REPLACE FUNCTION ${REFUSE}() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'audit log refused (test)'; END $$`);
+      await s.ctx.db.sql(`CREATE TRIGGER ${REFUSE} BEFORE INSERT ON audit_logs FOR EACH ROW EXECUTE FUNCTION ${REFUSE}()`);
+    };
+    const allowAuditInserts = async () => {
+      await s.ctx.db.sql(`DROP TRIGGER IF EXISTS ${REFUSE} ON audit_logs`);
+      await s.ctx.db.sql(`DROP FUNCTION IF EXISTS ${REFUSE}()`);
+    };
+    afterAll(allowAuditInserts);
+
+    const tokenRow = async (id: string | bigint) =>
+      (await s.ctx.db.sql<{ revoked: boolean }>('SELECT revoked_at IS NOT NULL AS revoked FROM oauth_tokens WHERE id = $1', [String(id)]))[0];
+    const count = async (table: string) => Number((await s.ctx.db.sql<{ n: string }>(`SELECT count(*) AS n FROM ${table}`))[0].n);
+    const INTERNAL = { error: 'InternalError', description: 'Internal error' };
+    const graphqlFails = async (who: TestUser | Headers, query: string, variables: Record<string, unknown>) => {
+      const res = await s.ctx.graphql(query, variables, 'basic' in who ? { authorization: (who as TestUser).basic } : (who as Headers));
+      const body = res.json();
+      expect(res.statusCode).not.toBe(500);
+      expect(body.errors).toEqual([{ message: 'Internal error', locations: expect.any(Array), path: expect.any(Array), extensions: { code: 'INTERNAL_SERVER_ERROR' } }]);
+      expect(res.body).not.toMatch(/audit log refused|stack|at .*\.ts/);
+    };
+    const restFails = async (method: 'POST' | 'PUT' | 'DELETE', url: string, headers: Headers, payload?: object) => {
+      const res = await s.ctx.inject({ method, url, headers: { ...headers, ...(payload ? { 'content-type': 'application/json' } : {}) }, payload });
+      expect({ status: res.statusCode, body: res.json() }).toEqual({ status: 500, body: INTERNAL });
+    };
+
+    it('with audit inserts refused, every kind of change fails cleanly and stores nothing; allowed again, it works', async () => {
+      const c = await k.client({ name: 'Kept' });
+      const victim = await k.token(c.id);
+      const agentToken = await insertToken(s.ctx, k.agent);
+      const confidential = await s.register({ type: 'confidential' });
+      const code = (await s.authorize(confidential, { verifier: RFC7636.verifier, user: k.agent })).get('code')!;
+      const live = await codeFlow(k, confidential);
+      const tokensBefore = await count('oauth_tokens');
+      const clientsBefore = await count('oauth_clients');
+      const auditBefore = await count('audit_logs');
+      await refuseAuditInserts();
+      try {
+        // clients: recordAudit in the change's transaction
+        await graphqlFails(k.admin, UPDATE_CLIENT, { id: c.id, input: { name: 'Renamed' } });
+        await restFails('PUT', `/api/v2/oauth/clients/${c.id}`, { authorization: k.admin.basic }, { name: 'Renamed' });
+        await graphqlFails(k.admin, CREATE_CLIENT, { input: { name: 'Never', scopes: 'read', redirectUris: ['https://app.example.com/cb'] } });
+        await graphqlFails(k.admin, GENERATE_SECRET, { id: c.id, grace: 0 });
+        await restFails('DELETE', `/api/v2/oauth/clients/${c.id}`, { authorization: k.admin.basic });
+        // tokens: the record is part of the change's statement
+        await graphqlFails(k.admin, CREATE_TOKEN, { input: { clientId: c.id, scopes: ['read'] } });
+        await restFails('POST', '/api/v2/oauth/tokens', { authorization: k.admin.basic }, { token: { client_id: Number(c.id), scopes: ['read'] } });
+        await graphqlFails(k.admin, REVOKE_TOKEN, { id: victim.id });
+        await restFails('DELETE', '/api/v2/oauth/tokens/current', bearer(agentToken.token));
+        // the grant endpoints: RFC 6749's server_error, nothing issued, the code still unused
+        for (const params of [
+          { grant_type: 'client_credentials' } as Record<string, string>,
+          { grant_type: 'refresh_token', refresh_token: live.refresh_token },
+          { grant_type: 'authorization_code', code, redirect_uri: REDIRECT, code_verifier: RFC7636.verifier },
+        ]) {
+          const res = await k.grant(confidential, params);
+          expect({ grant: params.grant_type, status: res.status, body: res.body }).toEqual({ grant: params.grant_type, status: 500, body: { error: 'server_error', error_description: 'Internal error' } });
+        }
+        const revoked = await s.post('/oauth/revoke', { token: live.access_token }, { authorization: basicClientAuth(confidential.identifier, confidential.secret) });
+        expect(revoked.status).toBe(500);
+
+        expect(await count('oauth_tokens')).toBe(tokensBefore);
+        expect(await count('oauth_clients')).toBe(clientsBefore);
+        expect(await count('audit_logs')).toBe(auditBefore);
+        const client = await s.ctx.db.sql<{ name: string }>('SELECT name FROM oauth_clients WHERE id = $1', [c.id]);
+        expect(client).toEqual([{ name: 'Kept' }]);
+        expect(await tokenRow(victim.id)).toEqual({ revoked: false });
+        expect(await tokenRow(agentToken.id)).toEqual({ revoked: false });
+        expect(await tokenRow(live.id)).toEqual({ revoked: false });
+        expect((await s.current(live.access_token)).status).toBe(200);
+        // the rotation rolled back: the client's one secret is still the one it was given
+        expect(await s.ctx.db.sql('SELECT secret_prefix FROM oauth_client_secrets WHERE client_id = $1', [c.id])).toEqual([{ secret_prefix: c.secret.slice(0, 10) }]);
+      } finally {
+        await allowAuditInserts();
+      }
+      // the same changes go through now, each with its record
+      const mark = await lastId();
+      await k.gql(k.admin, UPDATE_CLIENT, { id: c.id, input: { name: 'Renamed' } });
+      const refreshed = await k.grant(confidential, { grant_type: 'refresh_token', refresh_token: live.refresh_token });
+      expect(refreshed.status).toBe(200);
+      k.issued.push(refreshed.body.access_token, refreshed.body.refresh_token);
+      const redeemed = await k.grant(confidential, { grant_type: 'authorization_code', code, redirect_uri: REDIRECT, code_verifier: RFC7636.verifier });
+      expect(redeemed.status).toBe(200);
+      k.issued.push(redeemed.body.access_token, redeemed.body.refresh_token);
+      expect((await recordsSince(mark)).map((r) => [r.action, r.source_type])).toEqual([['update', 'oauth_client'], ['create', 'oauth_token'], ['create', 'oauth_token']]);
+    });
+  });
+
+  describe('what each change costs: SQL statements, each one round trip', () => {
+    // PostgreSQL counts every statement, BEGIN and COMMIT included; PGlite does not
+    // count the statements of a transaction (test/oauth-tokens.graphql.test.ts), so
+    // there only the paths without one are exact. `pg` is the full count.
+    const counted = async (send: () => Promise<unknown>) => {
+      const before = s.ctx.db.statementCount();
+      await send();
+      return s.ctx.db.statementCount() - before;
+    };
+    const onPostgres = () => s.ctx.db.kind === 'postgres';
+
+    it('the hot token paths keep one statement for the change and its record', async () => {
+      const c = await k.client();
+      const confidential = await s.register({ type: 'confidential' });
+      const admin = { authorization: k.admin.basic };
+      await k.rest(k.admin, 'POST', '/api/v2/oauth/tokens', { token: { client_id: Number(c.id), scopes: ['read'] } }); // Basic cache warm
+      // the secret's last use is recorded once a minute: spend it
+      k.issued.push((await k.grant(confidential, { grant_type: 'client_credentials' })).body.access_token);
+      const flow = await codeFlow(k, confidential);
+      const own = await insertToken(s.ctx, k.agent);
+      const cases: [string, () => Promise<unknown>, number][] = [
+        // authentication (1) + the insert with its record (1)
+        ['REST POST /oauth/tokens', () => k.rest(admin, 'POST', '/api/v2/oauth/tokens', { token: { client_id: Number(c.id), scopes: ['read'] } }).then((r) => k.issued.push(r.body.token.token)), 2],
+        ['GraphQL createOAuthToken', () => k.token(c.id), 2],
+        ['REST DELETE /oauth/tokens/{id}', async () => k.rest(admin, 'DELETE', `/api/v2/oauth/tokens/${(await k.token(c.id)).id}`), 2 + 2],
+        ['REST DELETE /oauth/tokens/current (Bearer)', () => k.rest(bearer(own.token), 'DELETE', '/api/v2/oauth/tokens/current'), 2],
+        // the client's lookup (1) + the token with its record (1)
+        ['client_credentials', () => k.grant(confidential, { grant_type: 'client_credentials' }).then((r) => k.issued.push(r.body.access_token)), 2],
+        ['refresh_token', () => k.grant(confidential, { grant_type: 'refresh_token', refresh_token: flow.refresh_token }).then((r) => k.issued.push(r.body.access_token, r.body.refresh_token)), 2],
+        // the client, the token's lookup, the revocation with its record
+        ['/oauth/revoke (access token)', () => s.post('/oauth/revoke', { token: flow.access_token }, { authorization: basicClientAuth(confidential.identifier, confidential.secret) }), 3],
+      ];
+      for (const [what, send, statements] of cases) expect({ what, statements: await counted(send) }).toEqual({ what, statements });
+    });
+
+    it('the admin changes of clients: one transaction with the record (exact on PostgreSQL)', async () => {
+      await k.client(); // Basic cache warm
+      const c = await k.client();
+      const doomed = await k.client();
+      await k.token(doomed.id);
+      const confidential = await s.register({ type: 'confidential' });
+      const code = (await s.authorize(confidential, { verifier: RFC7636.verifier, user: k.agent })).get('code')!;
+      k.issued.push((await k.grant(confidential, { grant_type: 'client_credentials' })).body.access_token); // the secret's use of this minute
+      const cases: [string, () => Promise<unknown>, number, number][] = [
+        // what, send, on PostgreSQL (auth + BEGIN … COMMIT), on PGlite (outside the transaction)
+        ['createOAuthClient: client, secret, record', () => k.client(), 1 + 5, 1],
+        ['updateOAuthClient: update, record', () => k.gql(k.admin, UPDATE_CLIENT, { id: c.id, input: { name: 'Costed' } }), 1 + 4, 1],
+        ['generateOAuthClientSecret: rotate, touch, record', () => k.gql(k.admin, GENERATE_SECRET, { id: c.id, grace: 60 }).then((r) => k.issued.push(r.data.generateOAuthClientSecret.clientSecret)), 1 + 5, 1],
+        ['endOAuthClientSecretGracePeriod: end, read, record', () => k.gql(k.admin, END_GRACE, { id: c.id }), 1 + 5, 1],
+        ['deleteOAuthClient: lock, revoke tokens, delete, record', () => k.gql(k.admin, DELETE_CLIENT, { id: doomed.id }), 1 + 6, 1],
+        // the client's lookup, then BEGIN, consume the code, the token with its record, COMMIT
+        ['authorization_code', () => k.grant(confidential, { grant_type: 'authorization_code', code, redirect_uri: REDIRECT, code_verifier: RFC7636.verifier }).then((r) => k.issued.push(r.body.access_token, r.body.refresh_token)), 1 + 4, 1],
+        // a replay: the lookup, the redeeming transaction that finds the code used (BEGIN, consume, COMMIT), then the family's: BEGIN, grant, tokens, record, COMMIT
+        ['a replayed code', () => k.grant(confidential, { grant_type: 'authorization_code', code, redirect_uri: REDIRECT, code_verifier: RFC7636.verifier }), 1 + 3 + 5, 1],
+      ];
+      for (const [what, send, pg, pglite] of cases) {
+        const statements = onPostgres() ? pg : pglite;
+        expect({ what, statements: await counted(send) }).toEqual({ what, statements });
+      }
+    });
+  });
+
+  describe('no secret in the audit log', () => {
+    it('no column of any record holds a client secret, an access token or a refresh token handed out above', async () => {
+      const rows = await s.ctx.db.sql<Record<string, unknown>>('SELECT * FROM audit_logs');
+      expect(rows.length).toBeGreaterThan(30);
+      const dump = JSON.stringify(rows, (_key, v) => (typeof v === 'bigint' ? String(v) : v));
+      const secrets = [...new Set(k.issued.filter((x): x is string => typeof x === 'string'))];
+      expect(secrets.length).toBeGreaterThan(30);
+      for (const secret of secrets) {
+        expect(secret).toMatch(/^[A-Za-z0-9_-]{43}$/);
+        // not the whole value, nor anything longer than the 10-character prefix
+        expect({ secret, leaked: dump.includes(secret.slice(0, 11)) }).toEqual({ secret, leaked: false });
+      }
+      // labels of tokens are the prefix and "..."
+      for (const row of rows.filter((r) => r.source_type === 'oauth_token')) expect(row.source_label).toMatch(/^[A-Za-z0-9_-]{10}\.\.\.$/);
+    });
+  });
+});
