@@ -18,7 +18,7 @@ export interface OAuthServerDeps {
 /** The repositories over one transaction's connection. */
 export function inTransaction(deps: OAuthServerDeps, sql: Db['sql']) {
   return {
-    tokens: new OAuthTokenRepository({ sql, prisma: deps.db.prisma }),
+    tokens: new OAuthTokenRepository({ sql }),
     codes: new OAuthAuthorizationCodeRepository({ sql }),
     grants: new OAuthGrantRepository({ sql }),
   };

@@ -1,6 +1,6 @@
 import type { Db } from '../../db/create-db';
 import type { PrismaClient, Prisma } from '../../generated/prisma/client';
-import type { OwnerScope } from '../authorization';
+import type { AccountScope, OwnerScope } from '../authorization';
 import type { KeysetPage, OffsetPage, PageResult } from '../pagination';
 import type { Role } from '../auth/viewer';
 
@@ -121,7 +121,7 @@ function scopeSql(scope: OwnerScope, params: unknown[], clientId?: bigint): stri
 }
 
 export class OAuthTokenRepository {
-  constructor(private readonly db: Pick<Db, 'sql' | 'prisma'>) {}
+  constructor(private readonly db: Pick<Db, 'sql'>) {}
 
   /**
    * Stores a token for one of the scope's account's clients, owned by `userId`;
@@ -350,6 +350,18 @@ export class OAuthTokenRepository {
       grantId: r.grant_id === null ? null : BigInt(r.grant_id), kind: r.is_access ? 'access' : 'refresh', live: r.live, refreshUsed: r.refresh_used,
       scopes: r.scopes, createdAt: r.created_at, expiresAt: r.expires_at, clientIdentifier: r.client_identifier, userId: BigInt(r.user_id), email: r.email,
     };
+  }
+
+  /**
+   * Revokes every live token of a user of the scope's account, on the caller's
+   * transaction (deactivating or deleting the user); returns how many.
+   */
+  async revokeAllOfUser(scope: AccountScope, userId: bigint): Promise<number> {
+    const rows = await this.db.sql('UPDATE oauth_tokens SET revoked_at = now() WHERE account_id = $1 AND user_id = $2 AND revoked_at IS NULL RETURNING id', [
+      String(scope.accountId),
+      String(userId),
+    ]);
+    return rows.length;
   }
 
   /** Revokes every token of a grant (a family), in the caller's transaction after the grant's own row. */
