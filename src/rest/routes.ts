@@ -2,6 +2,12 @@ import type { AnyRestRoute } from './adapter';
 import { oauthClientRoutes } from './oauth-clients.routes';
 import { oauthTokenRoutes } from './oauth-tokens.routes';
 import { callbackRequestRoutes } from './callback-requests.routes';
+import { userRoutes } from './users.routes';
+import { groupRoutes } from './groups.routes';
+import { phoneNumberRoutes } from './phone-numbers.routes';
+import { accountSettingsRoutes } from './account-settings.routes';
 
 /** Every /api/v2 route of the seed. */
-export const restRoutes: AnyRestRoute[] = [...oauthClientRoutes, ...oauthTokenRoutes, ...callbackRequestRoutes];
+export const restRoutes: AnyRestRoute[] = [
+  ...oauthClientRoutes, ...oauthTokenRoutes, ...callbackRequestRoutes, ...userRoutes, ...groupRoutes, ...phoneNumberRoutes, ...accountSettingsRoutes,
+];
