@@ -20,6 +20,7 @@ import { buildGraphQLSchema } from '../src/graphql/schema';
 import { GRAPHQL_LIMITS, operationCost } from '../src/graphql/limits';
 import {
   callbackRequestSpec,
+  directorySpecs,
   createFuzzFixture,
   deepArray,
   describeResponse,
@@ -81,7 +82,7 @@ const SELF_OPS = new Set(['currentOAuthToken', 'revokeCurrentOAuthToken']);
  * caller's account ("own") or of another account ("foreign"). An ID argument
  * missing here fails the first test: add it when adding the field.
  */
-type Entity = 'client' | 'token' | 'phoneNumber' | 'group';
+type Entity = 'client' | 'token' | 'phoneNumber' | 'group' | 'user';
 const ID_ARGS: Record<string, Entity> = {
   'oauthClient.id': 'client',
   'updateOAuthClient.id': 'client',
@@ -92,14 +93,24 @@ const ID_ARGS: Record<string, Entity> = {
   'revokeOAuthToken.id': 'token',
   'oauthTokens.clientId': 'client',
   'callbackRequests.phoneNumberId': 'phoneNumber',
+  'user.id': 'user',
+  'updateUser.id': 'user',
+  'deleteUser.id': 'user',
+  'setUserPassword.id': 'user',
+  'group.id': 'group',
+  'updateGroup.id': 'group',
+  'deleteGroup.id': 'group',
+  'phoneNumber.id': 'phoneNumber',
+  'updatePhoneNumber.id': 'phoneNumber',
+  'deletePhoneNumber.id': 'phoneNumber',
 };
-const FOREIGN: Record<Entity, 'otherClient' | 'otherToken' | 'otherPhoneNumber' | 'otherGroup'> = {
-  client: 'otherClient', token: 'otherToken', phoneNumber: 'otherPhoneNumber', group: 'otherGroup',
+const FOREIGN: Record<Entity, 'otherClient' | 'otherToken' | 'otherPhoneNumber' | 'otherGroup' | 'otherUser'> = {
+  client: 'otherClient', token: 'otherToken', phoneNumber: 'otherPhoneNumber', group: 'otherGroup', user: 'otherUser',
 };
 
 /** Field rules of each input object type (test/helpers/fuzz.ts). A type missing here fails the first test. */
 function inputSpecs(fx: FuzzFixture): Record<string, ObjectSpec> {
-  return { OAuthClientInput: oauthClientSpec(), CreateOAuthTokenInput: oauthTokenSpec(fx), CallbackRequestInput: callbackRequestSpec(fx) };
+  return { OAuthClientInput: oauthClientSpec(), CreateOAuthTokenInput: oauthTokenSpec(fx), CallbackRequestInput: callbackRequestSpec(fx), ...directorySpecs(fx) };
 }
 
 // ---------------------------------------------------------------------------

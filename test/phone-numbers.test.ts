@@ -180,7 +180,7 @@ describe('voice phone numbers (API.md "Voice phone numbers")', () => {
       const list = await gql(agent, '{ phoneNumbers { id number callbackEnabled nickname } phoneNumberCount }');
       expect(list.json().data.phoneNumbers.map((p: { id: string }) => p.id)).toContain(phone.id);
       expect(list.json().data.phoneNumberCount).toBe(list.json().data.phoneNumbers.length);
-      const updated = await gql(admin, 'mutation($id: ID!) { updatePhoneNumber(id: $id, input: { nickname: "Gql", number: "+14155550000" }) { number nickname } }', { id: phone.id });
+      const updated = await gql(admin, 'mutation($id: ID!) { updatePhoneNumber(id: $id, input: { nickname: "Gql" }) { number nickname } }', { id: phone.id });
       expect(updated.json().data.updatePhoneNumber).toEqual({ number: '+12518717094', nickname: 'Gql' });
       expect((await gql(admin, 'mutation($id: ID!) { deletePhoneNumber(id: $id) }', { id: phone.id })).json().data.deletePhoneNumber).toBe(true);
       const again = await gql(admin, 'mutation($id: ID!) { deletePhoneNumber(id: $id) }', { id: phone.id });

@@ -1,7 +1,7 @@
 import { Arg, Ctx, ID, Int, Mutation, Query, Resolver } from 'type-graphql';
 import { Allow } from '../auth-checker';
 import type { GraphQLContext } from '../context';
-import { PhoneNumber, PhoneNumberInput } from '../types/directory.types';
+import { PhoneNumber, PhoneNumberInput, UpdatePhoneNumberInput } from '../types/directory.types';
 import { offsetPage } from './group.resolver';
 
 /** Voice phone numbers (API.md "Voice phone numbers"): agents and admins read, admins write. */
@@ -37,10 +37,10 @@ export class PhoneNumberResolver {
   }
 
   @Allow('directory.write')
-  @Mutation(() => PhoneNumber, { description: 'number is read-only: ignored' })
+  @Mutation(() => PhoneNumber)
   async updatePhoneNumber(
     @Arg('id', () => ID) id: string,
-    @Arg('input', () => PhoneNumberInput) input: PhoneNumberInput,
+    @Arg('input', () => UpdatePhoneNumberInput) input: UpdatePhoneNumberInput,
     @Ctx() { viewer, services, baseUrl }: GraphQLContext,
   ): Promise<PhoneNumber> {
     return PhoneNumber.from(await services.phoneNumbers.update(viewer!, id, input), baseUrl);

@@ -138,12 +138,16 @@ export class PhoneNumberCapabilitiesInput {
   @Field(() => Boolean, { nullable: true }) mms?: boolean | null;
 }
 
-@InputType({ description: 'Fields of a phone number; on update, omitted fields keep their value and number is ignored' })
-export class PhoneNumberInput {
-  @Field(() => String, { nullable: true, description: 'Required on create (E.164); read-only afterwards' }) number?: string | null;
+@InputType({ description: 'Writable fields of a phone number; omitted fields keep their value (the number itself is read-only)' })
+export class UpdatePhoneNumberInput {
   @Field(() => String, { nullable: true, description: 'At most 255 characters; null or "" removes it' }) nickname?: string | null;
   @Field(() => Boolean, { nullable: true, description: 'false by default' }) callbackEnabled?: boolean | null;
   @Field(() => PhoneNumberCapabilitiesInput, { nullable: true }) capabilities?: PhoneNumberCapabilitiesInput | null;
+}
+
+@InputType({ description: 'A new voice phone number (or a deleted one brought back)' })
+export class PhoneNumberInput extends UpdatePhoneNumberInput {
+  @Field(() => String, { nullable: true, description: 'Required (E.164); read-only afterwards' }) number?: string | null;
 }
 
 @ObjectType({ description: 'A group of agents calls can be routed to' })
