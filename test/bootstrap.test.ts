@@ -30,6 +30,14 @@ describe('bootstrapAdmin on an empty database', () => {
     // stored as a scrypt hash, never as the password itself
     expect(users[0].passwordHash).toMatch(/^scrypt\$/);
     expect(users[0].passwordHash).not.toContain(generated);
+    // both changes are the system's own, in the audit log
+    const audit = await ctx.db.sql<{ action: string; source_type: string; actor_id: string | null; actor_name: string; via: string }>(
+      'SELECT action, source_type, actor_id, actor_name, via FROM audit_logs ORDER BY id',
+    );
+    expect(audit).toEqual([
+      { action: 'create', source_type: 'account', actor_id: null, actor_name: 'System', via: 'system' },
+      { action: 'create', source_type: 'user', actor_id: null, actor_name: 'System', via: 'system' },
+    ]);
   });
 
   it('the generated password logs in (Basic auth, me)', async () => {

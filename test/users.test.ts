@@ -360,6 +360,19 @@ describe('users (API.md "Users")', () => {
       expect(JSON.stringify(await auditOf(ctx, 'user', user.id))).not.toMatch(/new-password-1|old-password-1/);
     });
 
+    it('wrong previous passwords count as failed logins: after 10, 429 with Retry-After, on this route and on Basic', async () => {
+      const user = await newUser('agent', 'guarded-password');
+      const token = await insertToken(ctx, { ...agent, id: BigInt(user.id) }, { scopes: ['users:write'] });
+      for (let i = 0; i < 10; i++) {
+        const res = await send('PUT', `/users/${user.id}/password`, bearer(token.token), { password: 'new-password-1', previous_password: `guess-${i}-password` });
+        expect(res.statusCode).toBe(422);
+      }
+      const refused = await send('PUT', `/users/${user.id}/password`, bearer(token.token), { password: 'new-password-1', previous_password: 'guarded-password' });
+      expect([refused.statusCode, refused.json().error]).toEqual([429, 'TooManyRequests']);
+      expect(Number(refused.headers['retry-after'])).toBeGreaterThan(0);
+      expect((await send('GET', '/users/me', user.basic)).statusCode).toBe(429);
+    });
+
     it('admins set another user\'s password without the previous one (PUT or POST); others cannot reach anyone else\'s', async () => {
       const user = await newUser('end_user');
       expect((await send('POST', `/users/${user.id}/password`, admin.basic, { password: 'set-by-admin-1' })).statusCode).toBe(200);

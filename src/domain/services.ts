@@ -28,13 +28,14 @@ export interface ServiceOptions {
 export function createServices(options: ServiceOptions) {
   const { db, hashKey, limits } = options;
   const tokens = new OAuthTokenRepository(db);
+  const logins = new LoginRepository(db);
   const oauthClients = new OAuthClientService(db, new OAuthClientRepository(db), new OAuthClientSecretRepository(db), tokens, hashKey);
   return {
     db,
     limits,
-    authenticator: new Authenticator({ logins: new LoginRepository(db), tokens, hashKey, limits }),
+    authenticator: new Authenticator({ logins, tokens, hashKey, limits }),
     accounts: new AccountService(db),
-    users: new UserService(db),
+    users: new UserService(db, { logins, hashKey, limits }),
     groups: new GroupService(db),
     phoneNumbers: new PhoneNumberService(db),
     oauthClients,

@@ -1,9 +1,12 @@
 import type { Db, SqlQuery } from '../../db/create-db';
 import { recordAudit } from '../audit/audit-log.repository';
 import { accountScope, usersVisibleTo, type AccountScope } from '../authorization';
-import { hashPassword, verifyPassword } from '../auth/passwords';
+import { claimKdfTurn, hashPassword, verifyPassword } from '../auth/passwords';
+import { clientOf, loginEmailKey } from '../auth/authenticator';
+import type { LoginRepository } from '../auth/login.repository';
+import type { Limits } from '../../config';
 import type { Role, Viewer } from '../auth/viewer';
-import { NotFoundError, ValidationError, Validator } from '../errors';
+import { NotFoundError, RateLimitedError, ServiceUnavailableError, ValidationError, Validator } from '../errors';
 import { parseId } from '../ids';
 import { checkOffsetPage, type KeysetPage, type OffsetPage, type PageResult } from '../pagination';
 import { OAuthTokenRepository } from '../oauth-tokens/oauth-token.repository';
@@ -80,7 +83,14 @@ const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
 export class UserService {
   private readonly users: UserRepository;
 
-  constructor(private readonly db: Pick<Db, 'sql' | 'transaction'>) {
+  /**
+   * `guard`: the login throttle and KDF queue that a previous password's check
+   * goes through, as a Basic login does (the server's; the CLI changes no password).
+   */
+  constructor(
+    private readonly db: Pick<Db, 'sql' | 'transaction'>,
+    private readonly guard?: { logins: LoginRepository; hashKey: Buffer; limits: Pick<Limits, 'loginFailures' | 'loginWindowSeconds'> },
+  ) {
     this.users = new UserRepository(db);
   }
 
@@ -231,7 +241,7 @@ export class UserService {
     const next = passwordField(v, 'password', 'Password', password, true);
     const previous = own ? passwordField(v, 'previous_password', 'Previous password', previousPassword, true) : undefined;
     v.throwIfAny();
-    if (own && !(await verifyPassword(previous!, found.passwordHash))) {
+    if (own && !(await this.verifyPrevious(viewer, found.user, found.passwordHash, previous!))) {
       throw new ValidationError({ previous_password: [{ error: 'InvalidValue', description: 'Previous password: is not correct' }] });
     }
     const passwordHash = await hashPassword(next!);
@@ -248,6 +258,33 @@ export class UserService {
         description: own ? 'Changed their password' : 'Password set by an admin',
       });
     });
+  }
+
+  /**
+   * A previous password is checked like a Basic login (API.md "Authentication"):
+   * counted in the email's failed-login window first (10 wrong ones within the
+   * window: 429, the same count as Basic's), one KDF in the caller's place of the
+   * KDF queue (full: 503, not counted), and a success clears the count. So a token
+   * that may change its user's password cannot guess that password faster than
+   * the login page could.
+   */
+  private async verifyPrevious(viewer: Viewer, user: UserRecord, passwordHash: string, previous: string): Promise<boolean> {
+    const guard = this.guard;
+    if (!guard) return verifyPassword(previous, passwordHash);
+    const window = { key: loginEmailKey(guard.hashKey, user.email.trim().toLowerCase()), limit: guard.limits.loginFailures };
+    const taken = await guard.logins.recordAttempt([window], guard.limits.loginWindowSeconds);
+    if (!('hits' in taken)) throw new RateLimitedError(taken.retryAfter, 'Too many failed password attempts; try again later');
+    let ok: boolean;
+    try {
+      const address = viewer.origin?.ipAddress;
+      ok = await verifyPassword(previous, passwordHash, claimKdfTurn(address === undefined ? undefined : clientOf(address)));
+    } catch (err) {
+      if (err instanceof ServiceUnavailableError) await guard.logins.takeBack(taken.hits);
+      throw err;
+    }
+    if (ok) await guard.logins.clear(window.key, taken.hits);
+    else await guard.logins.failedNow(taken.hits, guard.limits.loginWindowSeconds);
+    return ok;
   }
 
   private async updateRow(users: UserRepository, scope: AccountScope, id: bigint, changes: UserChanges, email?: string): Promise<UserRecord> {
