@@ -60,6 +60,10 @@ import {
 // API.md §4 (and Apollo's own for malformed operations), nothing internal in
 // the answer, nothing logged at error level, and the database unchanged.
 
+// Each property loops over every operation (route): its time grows with the API, and a
+// full parallel run on 2 cores roughly doubles it.
+jest.setTimeout(300_000);
+
 const schema = buildGraphQLSchema();
 
 interface Op {

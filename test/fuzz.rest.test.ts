@@ -40,6 +40,10 @@ import {
 // the exact status where the contract names one, nothing internal in the body,
 // nothing logged at error level, and the database exactly as it was.
 
+// Each property loops over every operation (route): its time grows with the API, and a
+// full parallel run on 2 cores roughly doubles it.
+jest.setTimeout(300_000);
+
 interface Target {
   method: 'GET' | 'POST' | 'PUT' | 'DELETE';
   /** path under /api/v2 as declared, e.g. /oauth/clients/:id */
