@@ -15,7 +15,7 @@ const SHUTDOWN_GRACE_MS = 10_000;
 async function prepareDatabase(db: Db, config: Config, log: pino.Logger): Promise<void> {
   const applied = await db.withMigrationLock(async () => {
     const names = await applyMigrations(db.migrationFactory());
-    const boot = await bootstrapAdmin(db.prisma, { email: config.adminEmail, password: config.adminPassword });
+    const boot = await bootstrapAdmin(db, { email: config.adminEmail, password: config.adminPassword });
     if (boot.created) {
       if (boot.generatedPassword) {
         // Shown once, on the very first start; log in with it and change it.

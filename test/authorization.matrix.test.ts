@@ -40,7 +40,15 @@ const RULES: Record<string, TypeRules> = {
       me: read('any'),
       callbackRequests: read('agent'),
       phoneNumbers: read('agent'),
+      phoneNumber: read('agent'),
+      phoneNumberCount: read('agent'),
       groups: read('agent'),
+      group: read('agent'),
+      groupCount: read('agent'),
+      // the account's users: admins; by id: anyone, themselves (admins: the account's)
+      users: read('admin'),
+      user: read('any'),
+      accountSettings: read('admin'),
       // the audit log: admins (a token's `auditlogs:read` grants it too; this matrix's tokens carry read/write only)
       auditLogs: read('admin'),
       auditLog: read('admin'),
@@ -58,6 +66,18 @@ const RULES: Record<string, TypeRules> = {
       revokeOAuthToken: write('any'),
       revokeCurrentOAuthToken: itself,
       createCallbackRequest: write('agent'),
+      createUser: write('admin'),
+      updateUser: write('admin'),
+      deleteUser: write('admin'),
+      // anyone their own password (with the previous one); admins their account's users'
+      setUserPassword: write('any'),
+      createGroup: write('admin'),
+      updateGroup: write('admin'),
+      deleteGroup: write('admin'),
+      createPhoneNumber: write('admin'),
+      updatePhoneNumber: write('admin'),
+      deletePhoneNumber: write('admin'),
+      updateAccountSettings: write('admin'),
     },
   },
   // a token shows its own scalar fields; its client only as oauthClient(id) would, its user as `me` or an admin would
@@ -74,17 +94,21 @@ const RULES: Record<string, TypeRules> = {
   OAuthTokenConnection: { inherit: 'edges pageInfo totalCount' },
   OAuthTokenEdge: { inherit: 'cursor node' },
   PageInfo: { inherit: 'hasNextPage hasPreviousPage startCursor endCursor' },
-  User: { inherit: 'id name email role active createdAt' },
-  Me: { inherit: 'id name email role active createdAt account authenticatedVia' },
+  User: { inherit: 'id name email role active createdAt updatedAt url' },
+  UserConnection: { inherit: 'edges pageInfo totalCount' },
+  UserEdge: { inherit: 'cursor node' },
+  Me: { inherit: 'id name email role active createdAt updatedAt url account authenticatedVia' },
   Account: { inherit: 'id name omnichannelRouting' },
+  AccountSettings: { inherit: 'omnichannelRouting updatedAt' },
   CallbackRequest: {
     inherit: 'id phoneNumberId requesterPhoneNumber requestedGroupIds routedGroupIds status queuePosition createdById createdAt rateLimit',
   },
   CallbackRateLimit: { inherit: 'limit remaining' },
   CallbackRequestConnection: { inherit: 'edges pageInfo totalCount' },
   CallbackRequestEdge: { inherit: 'cursor node' },
-  PhoneNumber: { inherit: 'id number callbackEnabled createdAt' },
-  Group: { inherit: 'id name createdAt' },
+  PhoneNumber: { inherit: 'id number displayNumber nickname countryCode capabilities callbackEnabled createdAt updatedAt url' },
+  PhoneNumberCapabilities: { inherit: 'voice sms mms' },
+  Group: { inherit: 'id name description createdAt updatedAt url' },
   AuditLog: {
     inherit: 'id action actionLabel actorId actorName sourceId sourceType sourceLabel changeDescription changedFields via requestId ipAddress createdAt url',
   },
@@ -175,15 +199,18 @@ function valuesAt(data: unknown, path: string[]): unknown[] {
 describe('authorization matrix: every field path up to depth 3 × every kind of caller (API.md §3)', () => {
   let ctx: TestContext;
   let users: Record<'admin' | 'agent' | 'endUser', TestUser>;
+  let account: bigint;
   let clientId: bigint;
   let phoneNumberId: bigint;
   let auditLogId: bigint;
+  let groupId: bigint;
+  let fresh = 0;
   /** Authorization headers, per caller; tokens are fresh for mutations (revokeCurrentOAuthToken kills them) */
   let headersFor: (principal: Principal, credential: Credential) => Promise<{ headers: Record<string, string>; ownTokenId: bigint }>;
 
   beforeAll(async () => {
     ctx = await createTestApp({ limits: { callbackRequests: 100_000 } });
-    const account = await ctx.createAccount();
+    account = await ctx.createAccount();
     users = {
       admin: await ctx.createUser(account, 'admin'),
       agent: await ctx.createUser(account, 'agent'),
@@ -199,7 +226,7 @@ describe('authorization matrix: every field path up to depth 3 × every kind of 
     }
     const phone = await ctx.db.prisma.voicePhoneNumber.create({ data: { accountId: account, number: '+14155552671' } });
     phoneNumberId = phone.id;
-    await ctx.db.prisma.group.create({ data: { accountId: account, name: 'Support' } });
+    groupId = (await ctx.db.prisma.group.create({ data: { accountId: account, name: 'Support' } })).id;
     // a change, so that the audit log has a record to show
     const created = await ctx.graphql('mutation { createOAuthClient(input: { name: "audited", scopes: "read", redirectUris: ["https://example.com/cb"] }) { id } }', {}, { authorization: users.admin.basic });
     expect(created.json().errors).toBeUndefined();
@@ -239,9 +266,43 @@ describe('authorization matrix: every field path up to depth 3 × every kind of 
   });
 
   /** Arguments of a root field, made fresh for each request where the operation consumes them. */
-  async function argsFor(field: string, ownTokenId: bigint): Promise<string> {
+  async function argsFor(field: string, ownTokenId: bigint, principal: Principal): Promise<string> {
     const freshClient = async () => (await insertToken(ctx, users.admin)).clientId;
+    // the caller's own user: the impersonated end user's is the end user
+    const self = users[principal === 'impersonated' ? 'endUser' : principal];
+    const freshNumber = () => `+1251871${String(7100 + ++fresh).padStart(4, '0')}`;
     switch (field) {
+      case 'user':
+        return `(id: "${self.id}")`;
+      case 'users':
+        return '(first: 5)';
+      case 'createUser':
+        return `(input: { name: "matrix", email: "matrix-${++fresh}@example.com" })`;
+      case 'updateUser':
+        return `(id: "${(await ctx.createUser(account, 'agent')).id}", input: { name: "renamed" })`;
+      case 'deleteUser':
+        return `(id: "${(await ctx.createUser(account, 'agent')).id}")`;
+      case 'setUserPassword':
+        // their own, set to what it was: the caller's Basic credentials keep working
+        return `(id: "${self.id}", password: "${self.password}", previousPassword: "${self.password}")`;
+      case 'group':
+        return `(id: "${groupId}")`;
+      case 'createGroup':
+        return '(input: { name: "matrix" })';
+      case 'updateGroup':
+        return `(id: "${groupId}", input: { name: "renamed" })`;
+      case 'deleteGroup':
+        return `(id: "${(await ctx.db.prisma.group.create({ data: { accountId: account, name: 'doomed' } })).id}")`;
+      case 'phoneNumber':
+        return `(id: "${phoneNumberId}")`;
+      case 'createPhoneNumber':
+        return `(input: { number: "${freshNumber()}" })`;
+      case 'updatePhoneNumber':
+        return `(id: "${phoneNumberId}", input: { nickname: "renamed" })`;
+      case 'deletePhoneNumber':
+        return `(id: "${(await ctx.db.prisma.voicePhoneNumber.create({ data: { accountId: account, number: freshNumber() } })).id}")`;
+      case 'updateAccountSettings':
+        return '(input: { omnichannelRouting: false })';
       case 'oauthClient':
         return `(id: "${clientId}")`;
       case 'oauthToken':
@@ -319,7 +380,7 @@ describe('authorization matrix: every field path up to depth 3 × every kind of 
       'as %s with %s credentials:%s',
       async (principal, credential, _children, part) => {
         const { headers, ownTokenId } = await headersFor(principal, credential);
-        const document = `${kind === 'Query' ? 'query' : 'mutation'} { ${field.name}${await argsFor(field.name, ownTokenId)}${part.body} }`;
+        const document = `${kind === 'Query' ? 'query' : 'mutation'} { ${field.name}${await argsFor(field.name, ownTokenId, principal)}${part.body} }`;
         const res = await ctx.graphql(document, {}, headers);
         expect(res.statusCode).not.toBe(500);
         const answer = res.json() as { data?: Record<string, unknown> | null; errors?: GraphQLErrorJson[] };

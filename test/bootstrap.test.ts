@@ -17,7 +17,7 @@ describe('bootstrapAdmin on an empty database', () => {
   afterAll(() => ctx.close());
 
   it('creates account "default" with one admin and returns a generated password', async () => {
-    const result = await bootstrapAdmin(ctx.db.prisma, { email: 'root@example.com' });
+    const result = await bootstrapAdmin(ctx.db, { email: 'root@example.com' });
     expect(result).toEqual({ created: true, email: 'root@example.com', generatedPassword: expect.any(String) });
     generated = result.generatedPassword!;
     expect(generated.length).toBeGreaterThanOrEqual(16);
@@ -30,6 +30,14 @@ describe('bootstrapAdmin on an empty database', () => {
     // stored as a scrypt hash, never as the password itself
     expect(users[0].passwordHash).toMatch(/^scrypt\$/);
     expect(users[0].passwordHash).not.toContain(generated);
+    // both changes are the system's own, in the audit log
+    const audit = await ctx.db.sql<{ action: string; source_type: string; actor_id: string | null; actor_name: string; via: string }>(
+      'SELECT action, source_type, actor_id, actor_name, via FROM audit_logs ORDER BY id',
+    );
+    expect(audit).toEqual([
+      { action: 'create', source_type: 'account', actor_id: null, actor_name: 'System', via: 'system' },
+      { action: 'create', source_type: 'user', actor_id: null, actor_name: 'System', via: 'system' },
+    ]);
   });
 
   it('the generated password logs in (Basic auth, me)', async () => {
@@ -39,7 +47,7 @@ describe('bootstrapAdmin on an empty database', () => {
   });
 
   it('creates nothing the second time', async () => {
-    const result = await bootstrapAdmin(ctx.db.prisma, { email: 'another@example.com' });
+    const result = await bootstrapAdmin(ctx.db, { email: 'another@example.com' });
     expect(result).toEqual({ created: false });
     expect(await ctx.db.prisma.account.count()).toBe(1);
     expect(await ctx.db.prisma.user.count()).toBe(1);
@@ -57,7 +65,7 @@ describe('bootstrapAdmin with a password given', () => {
 
   it('uses it, returns no generated password, and reuses an existing "default" account', async () => {
     const existing = await ctx.createAccount('default');
-    const result = await bootstrapAdmin(ctx.db.prisma, { email: 'admin@example.com', password: 'chosen-password-1' });
+    const result = await bootstrapAdmin(ctx.db, { email: 'admin@example.com', password: 'chosen-password-1' });
     expect(result.created).toBe(true);
     expect(result.generatedPassword).toBeUndefined();
 

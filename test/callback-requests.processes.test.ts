@@ -1,5 +1,8 @@
 import { createDb, type Db } from '../src/db/create-db';
-import { DirectoryService } from '../src/domain/directory/directory.service';
+import { systemActor } from '../src/domain/audit/audit-log.repository';
+import { AccountService } from '../src/domain/directory/account.service';
+import { PhoneNumberService } from '../src/domain/directory/phone-number.service';
+import { UserService } from '../src/domain/directory/user.service';
 import { basicHeader } from './helpers/test-app';
 import { describeOnPostgres, freshPostgresDatabase } from './helpers/postgres';
 import { graphqlOverHttp, killAll, startServer, type ServerHandle } from './helpers/processes';
@@ -30,12 +33,13 @@ describeOnPostgres('callback request rate limit across two server processes', ()
   }, 30_000);
 
   it('lets exactly 30 of 100 concurrent requests through, and not another account', async () => {
-    const directory = new DirectoryService(db!.prisma);
-    const main = (await directory.listAccounts()).find((a) => a.name === 'default')!;
-    const mainPhone = await directory.createPhoneNumber({ accountId: main.id, number: '+12518717081', callbackEnabled: false });
-    const second = await directory.createAccount('second');
-    const secondPhone = await directory.createPhoneNumber({ accountId: second.id, number: '+12518717082', callbackEnabled: true });
-    await directory.createUser({ accountId: second.id, email: 'agent@second.example', password: 'second-agent-pw', role: 'agent' });
+    const accounts = new AccountService(db!);
+    const phones = new PhoneNumberService(db!);
+    const main = (await accounts.list()).find((a) => a.name === 'default')!;
+    const mainPhone = await phones.create(systemActor(main.id), { number: '+12518717081', callbackEnabled: false });
+    const second = await accounts.create('second');
+    const secondPhone = await phones.create(systemActor(second.id), { number: '+12518717082', callbackEnabled: true });
+    await new UserService(db!).create(systemActor(second.id), { name: 'agent', email: 'agent@second.example', password: 'second-agent-pw', role: 'agent' });
     const admin = basicHeader('admin@example.com', ADMIN_PASSWORD);
     const agent = basicHeader('agent@second.example', 'second-agent-pw');
 

@@ -4,6 +4,7 @@ import path from 'node:path';
 import { freshPostgresDatabase, onPostgres } from './helpers/postgres';
 import { graphqlOverHttp, killAll, runCli, startServer, tempDir, ProcessExitedError, type CliResult, type ServerHandle } from './helpers/processes';
 import { basicHeader } from './helpers/test-app';
+import { createDb } from '../src/db/create-db';
 
 // API.md §9, end to end with real processes: the CLI manages accounts, users,
 // phone numbers and groups, printing JSON; the server then serves what it wrote.
@@ -75,7 +76,7 @@ describe('CLI and server on one database (API.md §9)', () => {
     const email = `${role.replace('_', '')}@acme.test`;
     const result = await cli('user', 'create', '--account', String(accountId), '--email', email, '--password', PASSWORDS[role], '--role', role, '--name', `The ${role}`);
     const user = parseOutput(result);
-    expect(user).toEqual({ id: expect.any(Number), accountId, email, name: `The ${role}`, role, active: true, createdAt: expect.any(String) });
+    expect(user).toEqual({ id: expect.any(Number), accountId, email, name: `The ${role}`, role, active: true, createdAt: expect.any(String), updatedAt: null });
     expectNoSecrets(result.stdout);
     users[role] = { id: user.id, email };
   });
@@ -83,8 +84,8 @@ describe('CLI and server on one database (API.md §9)', () => {
   it('phone-number create --callback-enabled stores the number in E.164', async () => {
     const phone = parseOutput(await cli('phone-number', 'create', '--account', String(accountId), '--number', '+14155552671', '--callback-enabled'));
     expect(phone).toEqual({
-      id: expect.any(Number), accountId, number: '+14155552671', callbackEnabled: true, createdAt: expect.any(String),
-      nickname: null, voiceEnabled: true, smsEnabled: false, mmsEnabled: false, updatedAt: null, deletedAt: null,
+      id: expect.any(Number), accountId, number: '+14155552671', nickname: null, callbackEnabled: true, voiceEnabled: true, smsEnabled: false, mmsEnabled: false,
+      createdAt: expect.any(String), updatedAt: null,
     });
   });
 
@@ -104,7 +105,30 @@ describe('CLI and server on one database (API.md §9)', () => {
 
   it('account set turns omnichannel routing on', async () => {
     const account = parseOutput(await cli('account', 'set', '--id', String(accountId), '--omnichannel-routing', 'true'));
-    expect(account).toMatchObject({ id: accountId, name: 'acme', omnichannelRouting: true });
+    expect(account).toMatchObject({ id: accountId, name: 'acme', omnichannelRouting: true, updatedAt: expect.any(String) });
+  });
+
+  it('a command on an account that does not exist says so, with a non-zero exit', async () => {
+    for (const args of [['account', 'set', '--id', '999999', '--omnichannel-routing', 'true'], ['group', 'create', '--account', '999999', '--name', 'x'], ['user', 'list', '--account', '999999']]) {
+      const result = await cli(...args);
+      expect({ code: result.code, stdout: result.stdout, stderr: result.stderr }).toEqual({ code: 1, stdout: '', stderr: 'error: Account: 999999 does not exist\n' });
+    }
+  });
+
+  it('every change the CLI made is in the audit log, made by "CLI"', async () => {
+    const db = await createDb({ databaseUrl: env.DATABASE_URL, dataDir: env.DATA_DIR, poolSize: 1 });
+    try {
+      const rows = await db.sql<{ action: string; source_type: string; actor_id: string | null; actor_name: string; via: string }>(
+        'SELECT action, source_type, actor_id, actor_name, via FROM audit_logs WHERE account_id = $1 ORDER BY id',
+        [accountId],
+      );
+      expect(rows.map((r) => `${r.action} ${r.source_type}`)).toEqual([
+        'create account', 'create user', 'create user', 'create user', 'create voice_phone_number', 'create group', 'update account',
+      ]);
+      expect(rows.every((r) => r.actor_id === null && r.actor_name === 'CLI' && r.via === 'cli')).toBe(true);
+    } finally {
+      await db.close();
+    }
   });
 
   it('each list prints the created records as a JSON array', async () => {

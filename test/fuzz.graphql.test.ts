@@ -21,6 +21,7 @@ import { GRAPHQL_LIMITS, operationCost } from '../src/graphql/limits';
 import {
   auditLogFilterSpec,
   callbackRequestSpec,
+  directorySpecs,
   createFuzzFixture,
   deepArray,
   describeResponse,
@@ -60,6 +61,10 @@ import {
 // API.md §4 (and Apollo's own for malformed operations), nothing internal in
 // the answer, nothing logged at error level, and the database unchanged.
 
+// Each property loops over every operation (route): its time grows with the API, and a
+// full parallel run on 2 cores roughly doubles it.
+jest.setTimeout(300_000);
+
 const schema = buildGraphQLSchema();
 
 interface Op {
@@ -82,7 +87,7 @@ const SELF_OPS = new Set(['currentOAuthToken', 'revokeCurrentOAuthToken']);
  * caller's account ("own") or of another account ("foreign"). An ID argument
  * missing here fails the first test: add it when adding the field.
  */
-type Entity = 'client' | 'token' | 'phoneNumber' | 'group' | 'auditLog';
+type Entity = 'client' | 'token' | 'phoneNumber' | 'group' | 'user' | 'auditLog';
 const ID_ARGS: Record<string, Entity> = {
   'oauthClient.id': 'client',
   'updateOAuthClient.id': 'client',
@@ -93,16 +98,27 @@ const ID_ARGS: Record<string, Entity> = {
   'revokeOAuthToken.id': 'token',
   'oauthTokens.clientId': 'client',
   'callbackRequests.phoneNumberId': 'phoneNumber',
+  'user.id': 'user',
+  'updateUser.id': 'user',
+  'deleteUser.id': 'user',
+  'setUserPassword.id': 'user',
+  'group.id': 'group',
+  'updateGroup.id': 'group',
+  'deleteGroup.id': 'group',
+  'phoneNumber.id': 'phoneNumber',
+  'updatePhoneNumber.id': 'phoneNumber',
+  'deletePhoneNumber.id': 'phoneNumber',
   'auditLog.id': 'auditLog',
 };
-const FOREIGN: Record<Entity, 'otherClient' | 'otherToken' | 'otherPhoneNumber' | 'otherGroup' | 'otherAuditLog'> = {
-  client: 'otherClient', token: 'otherToken', phoneNumber: 'otherPhoneNumber', group: 'otherGroup', auditLog: 'otherAuditLog',
+const FOREIGN: Record<Entity, 'otherClient' | 'otherToken' | 'otherPhoneNumber' | 'otherGroup' | 'otherUser' | 'otherAuditLog'> = {
+  client: 'otherClient', token: 'otherToken', phoneNumber: 'otherPhoneNumber', group: 'otherGroup', user: 'otherUser', auditLog: 'otherAuditLog',
 };
 
 /** Field rules of each input object type (test/helpers/fuzz.ts). A type missing here fails the first test. */
 function inputSpecs(fx: FuzzFixture): Record<string, ObjectSpec> {
   return {
     OAuthClientInput: oauthClientSpec(), CreateOAuthTokenInput: oauthTokenSpec(fx), CallbackRequestInput: callbackRequestSpec(fx), AuditLogFilter: auditLogFilterSpec(fx),
+    ...directorySpecs(fx),
   };
 }
 

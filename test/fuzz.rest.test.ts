@@ -3,6 +3,7 @@ import type { InjectOptions } from 'fastify';
 import { restRoutes } from '../src/rest/routes';
 import {
   createFuzzFixture,
+  directorySpecs,
   deepArray,
   deepObject,
   describeResponse,
@@ -38,6 +39,10 @@ import {
 // with wrong values — and requires a 4xx in Zendesk's envelope (API.md §4),
 // the exact status where the contract names one, nothing internal in the body,
 // nothing logged at error level, and the database exactly as it was.
+
+// Each property loops over every operation (route): its time grows with the API, and a
+// full parallel run on 2 cores roughly doubles it.
+jest.setTimeout(300_000);
 
 interface Target {
   method: 'GET' | 'POST' | 'PUT' | 'DELETE';
@@ -127,7 +132,49 @@ function bodySpecs(fx: FuzzFixture): Record<string, BodySpec | 'ignored'> {
       ),
     },
   };
+  // The directory's fields, in REST names and JSON types (GraphQL enum names → Zendesk's values; JSON wrong types added)
+  const dir = directorySpecs(fx);
+  const snake = (spec: ObjectSpec, names: Record<string, string>, extra: Record<string, fc.Arbitrary<unknown>> = {}): ObjectSpec =>
+    Object.fromEntries(Object.entries(names).map(([rest, gql]) => {
+      const more = extra[rest];
+      return [rest, { ...spec[gql], ...(more ? { invalid: fc.oneof(spec[gql].invalid, more) } : {}) }];
+    }));
+  const lower = (a: fc.Arbitrary<unknown>) => a.map((v) => (typeof v === 'string' ? v.toLowerCase() : v));
+  const notABoolean = fc.constantFrom<unknown>('true', 'yes', 1, 0, [], {}, [true]);
+  const createUser = snake(dir.CreateUserInput, { name: 'name', email: 'email', role: 'role', password: 'password' }, {
+    name: notAString.filter((v) => v !== null), email: notAString.filter((v) => v !== null), role: fc.oneof(fc.constantFrom('ADMIN', 'Agent', ''), notAString.filter((v) => v !== null)),
+    password: notAString.filter((v) => v !== null),
+  });
+  createUser.role = { ...createUser.role, valid: lower(dir.CreateUserInput.role.valid) };
+  const updateUser = snake(dir.UpdateUserInput, { name: 'name', email: 'email', role: 'role', active: 'active' }, {
+    name: notAString, email: notAString, role: fc.oneof(fc.constantFrom('ADMIN', 'Agent', ''), notAString), active: notABoolean,
+  });
+  updateUser.role = { ...updateUser.role, valid: lower(dir.UpdateUserInput.role.valid) };
+  const passwordFields: ObjectSpec = {
+    password: { required: true, valid: fc.constant('a new password 1'), invalid: fc.oneof(fc.constantFrom(null, '', 'short', 'p'.repeat(1025)), notAString) },
+    // an admin setting another user's password: the previous one is not asked for, but must be a string when given
+    previous_password: { valid: fc.constantFrom(null, 'whatever it was'), invalid: notAString.filter((v) => v !== null) },
+  };
+  const groupFields = snake(dir.GroupInput, { name: 'name', description: 'description' }, { name: notAString, description: notAString.filter((v) => v !== null) });
+  const notFlags = fc.constantFrom<unknown>('all', [true], 5, true, { voice: 'on' }, { sms: 1 }, { mms: [] });
+  const phoneFields = { nickname: 'nickname', callback_enabled: 'callbackEnabled', capabilities: 'capabilities' };
+  const phoneExtra = { nickname: notAString.filter((v) => v !== null), callback_enabled: notABoolean, capabilities: notFlags };
+  const createPhone = snake(dir.PhoneNumberInput, { number: 'number', ...phoneFields }, { number: notAString, ...phoneExtra });
+  const updatePhone = snake(dir.UpdatePhoneNumberInput, phoneFields, phoneExtra);
+  const settingsFields = snake(dir.AccountSettingsInput, { omnichannel_routing: 'omnichannelRouting' }, { omnichannel_routing: notABoolean });
   return {
+    'POST /users': { wrapper: 'user', fields: createUser },
+    'PUT /users/:id': { wrapper: 'user', fields: updateUser },
+    'DELETE /users/:id': 'ignored',
+    'PUT /users/:id/password': { wrapper: 'user', fields: passwordFields },
+    'POST /users/:id/password': { wrapper: 'user', fields: passwordFields },
+    'POST /groups': { wrapper: 'group', fields: groupFields },
+    'PUT /groups/:id': { wrapper: 'group', fields: groupFields },
+    'DELETE /groups/:id': 'ignored',
+    'POST /channels/voice/phone_numbers': { wrapper: 'phone_number', fields: createPhone },
+    'PUT /channels/voice/phone_numbers/:id': { wrapper: 'phone_number', fields: updatePhone },
+    'DELETE /channels/voice/phone_numbers/:id': 'ignored',
+    'PUT /account/settings': { wrapper: 'settings', fields: settingsFields },
     'POST /oauth/clients': { wrapper: 'client', fields: clientFields },
     'PUT /oauth/clients/:id': { wrapper: 'client', fields: clientFields },
     'DELETE /oauth/clients/:id': 'ignored',
@@ -145,6 +192,9 @@ function idsFor(t: Target, fx: FuzzFixture): { own: string; foreign: string } | 
   if (t.template.startsWith('/oauth/clients/:id')) return { own: fx.ids.client, foreign: fx.ids.otherClient };
   if (t.template.startsWith('/oauth/tokens/:id')) return { own: fx.ids.token, foreign: fx.ids.otherToken };
   if (t.template.startsWith('/audit_logs/:id')) return { own: fx.ids.auditLog, foreign: fx.ids.otherAuditLog };
+  if (t.template.startsWith('/users/:id')) return { own: fx.ids.user, foreign: fx.ids.otherUser };
+  if (t.template.startsWith('/groups/:id')) return { own: fx.ids.group, foreign: fx.ids.otherGroup };
+  if (t.template.startsWith('/channels/voice/phone_numbers/:id')) return { own: fx.ids.phoneNumber, foreign: fx.ids.otherPhoneNumber };
   return undefined;
 }
 

@@ -2,7 +2,9 @@ import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { createDb, type Db } from '../src/db/create-db';
 import { hmacHex, randomUrlSafe, sha256Hex } from '../src/domain/crypto';
-import { DirectoryService } from '../src/domain/directory/directory.service';
+import { systemActor } from '../src/domain/audit/audit-log.repository';
+import { AccountService } from '../src/domain/directory/account.service';
+import { UserService } from '../src/domain/directory/user.service';
 import { describeOnPostgres, freshPostgresDatabase } from './helpers/postgres';
 import { killAll, runToExit, SERVER_JS, startServer, tempDir, type ServerHandle } from './helpers/processes';
 import { basicHeader, createTestApp, TEST_HASH_KEY, type TestContext } from './helpers/test-app';
@@ -271,10 +273,10 @@ describeOnPostgres('secrets never leak: a real server process (pino output) and 
     // trace: the most the service ever logs
     server = await startServer({ DATABASE_URL: database.url, ADMIN_PASSWORD: who.admin.password, HASH_KEY, LOG_LEVEL: 'trace' });
     db = await createDb({ databaseUrl: database.url, poolSize: 2 });
-    const directory = new DirectoryService(db.prisma);
-    const account = (await directory.listAccounts()).find((a) => a.name === 'default')!;
-    await directory.createUser({ accountId: account.id, email: who.agent.email, password: who.agent.password, role: 'agent' });
-    await directory.createUser({ accountId: account.id, email: who.endUser.email, password: who.endUser.password, role: 'end_user' });
+    const account = (await new AccountService(db).list()).find((a) => a.name === 'default')!;
+    const users = new UserService(db);
+    await users.create(systemActor(account.id), { name: 'agent', email: who.agent.email, password: who.agent.password, role: 'agent' });
+    await users.create(systemActor(account.id), { name: 'end user', email: who.endUser.email, password: who.endUser.password, role: 'end_user' });
   }, 90_000);
 
   afterAll(async () => {

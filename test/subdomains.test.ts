@@ -1,6 +1,6 @@
 import type { LightMyRequestResponse } from 'fastify';
 import { kdfRuns } from '../src/domain/auth/passwords';
-import { DirectoryService } from '../src/domain/directory/directory.service';
+import { AccountService } from '../src/domain/directory/account.service';
 import { basicHeader, createTestApp, insertToken, type TestContext, type TestUser } from './helpers/test-app';
 
 // Accounts have a subdomain; a request on {subdomain}.<the service's host> acts in
@@ -51,9 +51,9 @@ describe('account subdomains and one KDF per Basic attempt', () => {
 
   beforeAll(async () => {
     ctx = await createTestApp();
-    const directory = new DirectoryService(ctx.db.prisma);
+    const directory = new AccountService(ctx.db);
     for (const name of ['Acme', 'Globex', 'Initech']) {
-      const account = await directory.createAccount(`${name} ${process.pid}`, `${name.toLowerCase()}-${process.pid}`);
+      const account = await directory.create(`${name} ${process.pid}`, `${name.toLowerCase()}-${process.pid}`);
       accounts.push({ id: account.id, subdomain: account.subdomain });
     }
     expect(accounts[0].id < accounts[1].id && accounts[1].id < accounts[2].id).toBe(true);
@@ -148,7 +148,7 @@ describe('account subdomains with PUBLIC_URL set', () => {
 
   beforeAll(async () => {
     ctx = await createTestApp({ publicUrl: 'https://help.example.com' });
-    const account = await new DirectoryService(ctx.db.prisma).createAccount(`Umbrella ${process.pid}`);
+    const account = await new AccountService(ctx.db).create(`Umbrella ${process.pid}`);
     subdomain = account.subdomain;
     admin = await ctx.createUser(account.id, 'admin', { password: 'umbrella-admin-password' });
     await insertToken(ctx, admin);

@@ -4,7 +4,11 @@ import { loadConfig, ConfigError } from '../config';
 import { createDb } from '../db/create-db';
 import { migrate } from '../db/migrate';
 import { DatabaseInUseError } from '../db/dir-lock';
-import { DirectoryService } from '../domain/directory/directory.service';
+import { systemActor } from '../domain/audit/audit-log.repository';
+import { AccountService } from '../domain/directory/account.service';
+import { GroupService } from '../domain/directory/group.service';
+import { PhoneNumberService } from '../domain/directory/phone-number.service';
+import { UserService } from '../domain/directory/user.service';
 import { ValidationError } from '../domain/errors';
 
 const USAGE = `usage: npm run cli -- <resource> <command> [options]
@@ -35,10 +39,6 @@ function id(flags: Flags, name: string): bigint {
   const v = required(flags, name);
   if (!/^[1-9]\d{0,17}$/.test(v)) throw new UsageError(`--${name} must be a positive integer, got "${v}"`);
   return BigInt(v);
-}
-
-function optionalId(flags: Flags, name: string): bigint | undefined {
-  return flags[name] === undefined ? undefined : id(flags, name);
 }
 
 /** JSON with bigint ids as numbers and dates as ISO strings; never a password hash. */
@@ -79,40 +79,70 @@ async function run(argv: string[]): Promise<void> {
   const db = await createDb({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolSize: 2 });
   try {
     await migrate(db);
-    const dir = new DirectoryService(db.prisma);
+    const accounts = new AccountService(db);
+    const users = new UserService(db);
+    const phoneNumbers = new PhoneNumberService(db);
+    const groups = new GroupService(db);
     const flags = values as Flags;
+    /** The account a command acts in, as the system (the audit log's actor "CLI"); refused when it does not exist. */
+    const inAccount = async (name: string) => {
+      const accountId = id(flags, name);
+      if (!(await accounts.find({ accountId }))) {
+        throw new ValidationError({ account: [{ error: 'NotFound', description: `Account: ${accountId} does not exist` }] });
+      }
+      return systemActor(accountId);
+    };
+    /** Every account's records (or one account's), id ascending. */
+    const listOf = async <T extends { id: bigint }>(list: (actor: ReturnType<typeof systemActor>) => Promise<T[]>) => {
+      const ids = flags.account === undefined ? (await accounts.list()).map((a) => a.id) : [(await inAccount('account')).accountId];
+      const all: T[] = [];
+      for (const accountId of ids) all.push(...(await list(systemActor(accountId))));
+      return all.sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+    };
+    /** Every record of a paged list (100 per page). */
+    const allPages = async <T>(page: (n: number) => Promise<T[]>) => {
+      const out: T[] = [];
+      for (let n = 1; ; n++) {
+        const rows = await page(n);
+        out.push(...rows);
+        if (rows.length < 100) return out;
+      }
+    };
     switch (key) {
       case 'account create': {
         if (flags.subdomain !== undefined && typeof flags.subdomain !== 'string') throw new UsageError('--subdomain needs a value');
-        return print(await dir.createAccount(required(flags, 'name'), flags.subdomain));
+        return print(await accounts.create(required(flags, 'name'), flags.subdomain));
       }
       case 'account list':
-        return print(await dir.listAccounts());
+        return print(await accounts.list());
       case 'account set': {
         const raw = required(flags, 'omnichannel-routing');
         if (raw !== 'true' && raw !== 'false') throw new UsageError('--omnichannel-routing must be true or false');
-        return print(await dir.setOmnichannelRouting(id(flags, 'id'), raw === 'true'));
+        return print(await accounts.updateSettings(await inAccount('id'), { omnichannelRouting: raw === 'true' }));
       }
-      case 'user create':
+      case 'user create': {
+        const email = required(flags, 'email');
+        const actor = await inAccount('account');
         return print(
-          await dir.createUser({
-            accountId: id(flags, 'account'),
-            email: required(flags, 'email'),
+          await users.create(actor, {
+            email,
             password: required(flags, 'password'),
             role: required(flags, 'role'),
-            name: typeof flags.name === 'string' ? flags.name : undefined,
+            // the CLI names a user after the email's local part when --name is not given
+            name: typeof flags.name === 'string' ? flags.name : email.trim().split('@')[0] || email,
           }),
         );
+      }
       case 'user list':
-        return print(await dir.listUsers(optionalId(flags, 'account')));
+        return print(await listOf((actor) => users.listOfAccount(actor)));
       case 'phone-number create':
-        return print(await dir.createPhoneNumber({ accountId: id(flags, 'account'), number: required(flags, 'number'), callbackEnabled: flags['callback-enabled'] === true }));
+        return print(await phoneNumbers.create(await inAccount('account'), { number: required(flags, 'number'), callbackEnabled: flags['callback-enabled'] === true }));
       case 'phone-number list':
-        return print(await dir.listPhoneNumbers(optionalId(flags, 'account')));
+        return print(await listOf((actor) => allPages((page) => phoneNumbers.list(actor, { page, perPage: 100 }))));
       case 'group create':
-        return print(await dir.createGroup({ accountId: id(flags, 'account'), name: required(flags, 'name') }));
+        return print(await groups.create(await inAccount('account'), { name: required(flags, 'name') }));
       case 'group list':
-        return print(await dir.listGroups(optionalId(flags, 'account')));
+        return print(await listOf((actor) => allPages((page) => groups.list(actor, { page, perPage: 100 }))));
     }
   } finally {
     await db.close();

@@ -44,12 +44,21 @@ export const POLICY = {
   'oauthTokens.current': rule([], 'none'),
   /** users: anyone reads themselves, admins their account's */
   'users.read': rule([], 'read', 'users'),
+  /** listing the account's users, and creating, updating, deleting them: admins */
+  'users.list': rule(['admin'], 'read', 'users'),
+  'users.write': rule(['admin'], 'write', 'users'),
+  /** a password: anyone their own (with the previous one), admins their account's users' (usersVisibleTo) */
+  'users.password': rule([], 'write', 'users'),
   'callbackRequests.read': rule(['agent'], 'read'),
   'callbackRequests.create': rule(['agent'], 'write'),
-  /** voice phone numbers and groups */
+  /** voice phone numbers and groups: agents read them, admins write them */
   'directory.read': rule(['agent'], 'read'),
   /** the audit log: admins, with `read` or the auditlogs scope (read only: `auditlogs:write` is not a valid scope) */
   'auditLogs.read': rule(['admin'], 'read', 'auditlogs'),
+  'directory.write': rule(['admin'], 'write'),
+  /** the account's settings (omnichannel routing) */
+  'account.read': rule(['admin'], 'read'),
+  'account.write': rule(['admin'], 'write'),
 } as const satisfies Record<string, Rule>;
 
 export type Permission = keyof typeof POLICY;

@@ -78,6 +78,8 @@ export const MUST_BE = {
   positiveInteger: 'must be a positive integer',
   positiveIntegers: 'must be an array of positive integers',
   clientType: 'must be "public" or "confidential"',
+  boolean: 'must be true or false',
+  flags: 'must be an object of true/false flags',
 } as const;
 
 /** Collects field errors and throws them together, so a user sees every problem at once. */

@@ -10,3 +10,12 @@ export function toE164(input: string): string | null {
   const parsed = parsePhoneNumberFromString(compact);
   return parsed?.isValid() ? parsed.number : null;
 }
+
+/**
+ * How a stored E.164 number reads: international format ("+1 415 555 2671") and
+ * its country (ISO 3166-1 alpha-2; null for non-geographic numbers).
+ */
+export function describePhoneNumber(e164: string): { display: string; country: string | null } {
+  const parsed = parsePhoneNumberFromString(e164);
+  return { display: parsed?.formatInternational() ?? e164, country: parsed?.country ?? null };
+}

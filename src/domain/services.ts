@@ -2,7 +2,10 @@ import type { Db } from '../db/create-db';
 import type { Limits } from '../config';
 import { Authenticator } from './auth/authenticator';
 import { LoginRepository } from './auth/login.repository';
-import { DirectoryService } from './directory/directory.service';
+import { AccountService } from './directory/account.service';
+import { GroupService } from './directory/group.service';
+import { PhoneNumberService } from './directory/phone-number.service';
+import { UserService } from './directory/user.service';
 import { OAuthClientService } from './oauth-clients/oauth-client.service';
 import { CallbackRequestService } from './callback-requests/callback-request.service';
 import { OAuthTokenService } from './oauth-tokens/oauth-token.service';
@@ -27,12 +30,16 @@ export interface ServiceOptions {
 export function createServices(options: ServiceOptions) {
   const { db, hashKey, limits } = options;
   const tokens = new OAuthTokenRepository(db);
+  const logins = new LoginRepository(db);
   const oauthClients = new OAuthClientService(db, new OAuthClientRepository(db), new OAuthClientSecretRepository(db), hashKey);
   return {
     db,
     limits,
-    authenticator: new Authenticator({ logins: new LoginRepository(db), tokens, hashKey, limits }),
-    directory: new DirectoryService(db.prisma),
+    authenticator: new Authenticator({ logins, tokens, hashKey, limits }),
+    accounts: new AccountService(db),
+    users: new UserService(db, { logins, hashKey, limits }),
+    groups: new GroupService(db),
+    phoneNumbers: new PhoneNumberService(db),
     oauthClients,
     oauthServer: new OAuthServer({
       db, hashKey, clients: oauthClients, tokens, codes: new OAuthAuthorizationCodeRepository(db), grants: new OAuthGrantRepository(db),

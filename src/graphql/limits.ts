@@ -32,7 +32,8 @@ import { contextError } from './errors';
  * resolved) by the very function its resolver pages with (domain/pagination.ts
  * pageRequest: offset `perPage`, keyset `first` or `last`); any other list of
  * objects by 100, the largest page any list field returns. The budget is then
- * roughly "fields in the worst-case answer"; 120 000 is about ten thousand objects
+ * roughly "fields in the worst-case answer" (`users` pages like `oauthTokens`; `groups`
+ * and `phoneNumbers` take page/perPage and count as a page); 120 000 is about ten thousand objects
  * of a dozen fields. Measured:
  *   - `{ oauthTokens(first: 100) { edges { node { id client { name } user { email } } } } }`        701
  *   - the full token page (every field, client, user, pageInfo, totalCount)                      2 801

@@ -3,8 +3,7 @@ import type { Services } from '../domain/services';
 import type { Viewer } from '../domain/auth/viewer';
 import type { OAuthClientRecord, OAuthClientSecretRecord } from '../domain/oauth-clients/oauth-client.service';
 import type { OAuthTokenRecord } from '../domain/oauth-tokens/oauth-token.service';
-import type { UserRecord } from '../domain/directory/directory.service';
-import { usersVisibleTo } from '../domain/authorization';
+import type { UserRecord } from '../domain/directory/user.service';
 
 export const CLIENT_TOKENS_LIMIT = 100;
 
@@ -31,11 +30,7 @@ export class Loaders {
   }
 
   get userById() {
-    return (this.users ??= new DataLoader(async (ids) => {
-      const scope = usersVisibleTo(this.viewer);
-      const visible = scope.id === undefined ? ids : ids.filter((id) => id === scope.id);
-      return byId(ids, visible.length ? await this.services.directory.findUsers(scope.accountId, visible) : []);
-    }));
+    return (this.users ??= new DataLoader(async (ids) => byId(ids, await this.services.users.findMany(this.viewer, ids))));
   }
 
   get tokensByClientId() {

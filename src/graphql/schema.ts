@@ -5,12 +5,19 @@ import { authChecker } from './auth-checker';
 import { limitResolvedObjects } from './limits';
 import { AuditLogConnectionResolver, AuditLogResolver } from './resolvers/audit-log.resolver';
 import { DirectoryResolver } from './resolvers/directory.resolver';
+import { UserConnectionResolver, UserResolver } from './resolvers/user.resolver';
+import { GroupResolver } from './resolvers/group.resolver';
+import { PhoneNumberResolver } from './resolvers/phone-number.resolver';
+import { AccountResolver } from './resolvers/account.resolver';
 import { OAuthClientResolver } from './resolvers/oauth-client.resolver';
 import { CallbackRequestResolver } from './resolvers/callback-request.resolver';
 import { OAuthClientTokensResolver, OAuthTokenConnectionResolver, OAuthTokenResolver } from './resolvers/oauth-token.resolver';
 
-export const resolvers = [DirectoryResolver, OAuthClientResolver, OAuthTokenResolver, OAuthTokenConnectionResolver, OAuthClientTokensResolver, CallbackRequestResolver,
-  AuditLogResolver, AuditLogConnectionResolver] as const;
+export const resolvers = [
+  DirectoryResolver, UserResolver, UserConnectionResolver, GroupResolver, PhoneNumberResolver, AccountResolver,
+  OAuthClientResolver, OAuthTokenResolver, OAuthTokenConnectionResolver, OAuthClientTokensResolver, CallbackRequestResolver,
+  AuditLogResolver, AuditLogConnectionResolver,
+] as const;
 
 let schema: GraphQLSchema | undefined;
 

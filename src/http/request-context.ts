@@ -2,7 +2,7 @@ import { isIP } from 'node:net';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Services } from '../domain/services';
 import { BadRequestError } from '../domain/errors';
-import { SUBDOMAIN_PATTERN } from '../domain/directory/directory.service';
+import { SUBDOMAIN_PATTERN } from '../domain/directory/account.service';
 import type { GraphQLContext } from '../graphql/context';
 import { Loaders } from '../graphql/loaders';
 

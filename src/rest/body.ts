@@ -8,7 +8,10 @@ export type FieldSpec =
   | { kind: 'strings'; label: string } // a string or an array of strings
   | { kind: 'integer'; label: string }
   | { kind: 'integers'; label: string }
-  | { kind: 'enum'; label: string; values: Record<string, string>; message: string };
+  | { kind: 'enum'; label: string; values: Record<string, string>; message: string }
+  | { kind: 'boolean'; label: string }
+  // an object of boolean flags (Zendesk's capabilities): the listed keys are copied, others ignored
+  | { kind: 'flags'; label: string; keys: readonly string[] };
 
 /** The object inside `{"<wrapper>": {...}}` when present, else the body itself. */
 export function unwrap(body: Record<string, unknown> | undefined, wrapper: string): Record<string, unknown> {
@@ -54,6 +57,17 @@ export function pickFields(body: Record<string, unknown>, spec: Record<string, F
         if (typeof value === 'string' && Object.prototype.hasOwnProperty.call(s.values, value)) out[s.to] = s.values[value];
         else bad(field, `${s.label}: ${s.message}`);
         break;
+      case 'boolean':
+        if (typeof value === 'boolean') out[s.to] = value;
+        else bad(field, `${s.label}: ${MUST_BE.boolean}`);
+        break;
+      case 'flags': {
+        const flags = value as Record<string, unknown>;
+        const given = typeof value === 'object' && !Array.isArray(value) ? s.keys.filter((k) => Object.prototype.hasOwnProperty.call(flags, k)) : undefined;
+        if (given && given.every((k) => typeof flags[k] === 'boolean')) out[s.to] = Object.fromEntries(given.map((k) => [k, flags[k]]));
+        else bad(field, `${s.label}: ${MUST_BE.flags} (${s.keys.join(', ')})`);
+        break;
+      }
     }
   }
   if (Object.keys(details).length) throw new ValidationError(details);

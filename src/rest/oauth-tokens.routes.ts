@@ -10,7 +10,8 @@ import {
 import { BadRequestError, MUST_BE, NotFoundError, ValidationError } from '../domain/errors';
 import { defineRoute, SHOWS_SECRET, type RestRequest, type AnyRestRoute } from './adapter';
 import { isoSeconds, unwrap } from './body';
-import { cursorPageFields, intParam, linkTo, queryParam } from './query';
+import { queryParam } from './query';
+import { pageFields, pageVariables } from './pagination';
 
 /** Zendesk's OAuth token JSON (API.md §6). */
 export function serializeOAuthToken(t: RestOAuthTokenFragment) {
@@ -29,8 +30,6 @@ export function serializeOAuthToken(t: RestOAuthTokenFragment) {
   };
 }
 
-const CURSOR_PARAMS = ['page[size]', 'page[after]', 'page[before]'];
-
 function clientIdParam(req: RestRequest): string | undefined {
   const raw = queryParam(req.query, 'client_id');
   if (raw === undefined || raw === '') return undefined;
@@ -38,16 +37,7 @@ function clientIdParam(req: RestRequest): string | undefined {
   return raw;
 }
 
-function listVariables(req: RestRequest) {
-  const clientId = clientIdParam(req);
-  if (CURSOR_PARAMS.some((p) => req.query[p] !== undefined)) {
-    const size = intParam(req.query, 'page[size]');
-    const after = queryParam(req.query, 'page[after]') || undefined;
-    const before = queryParam(req.query, 'page[before]') || undefined;
-    return before ? { clientId, last: size, before, withCount: false } : { clientId, first: size, after, withCount: false };
-  }
-  return { clientId, page: intParam(req.query, 'page') ?? 1, perPage: intParam(req.query, 'per_page') ?? 100, withCount: true };
-}
+const listVariables = (req: RestRequest) => ({ clientId: clientIdParam(req), ...pageVariables(req) });
 
 export const oauthTokenRoutes: AnyRestRoute[] = [
   defineRoute({
@@ -57,19 +47,7 @@ export const oauthTokenRoutes: AnyRestRoute[] = [
     variables: listVariables,
     respond: (data, req) => {
       const { edges, pageInfo, totalCount } = data.oauthTokens;
-      const tokens = edges.map((e) => serializeOAuthToken(e.node));
-      const vars = listVariables(req);
-      if (!vars.withCount) return { status: 200, body: { tokens, ...cursorPageFields(pageInfo, 'before' in vars, req.baseUrl, req.url) } };
-      const page = (vars as { page: number }).page;
-      return {
-        status: 200,
-        body: {
-          tokens,
-          next_page: pageInfo.hasNextPage ? linkTo(req.baseUrl, req.url, { page: page + 1 }) : null,
-          previous_page: pageInfo.hasPreviousPage ? linkTo(req.baseUrl, req.url, { page: page - 1 }) : null,
-          count: totalCount ?? 0,
-        },
-      };
+      return { status: 200, body: { tokens: edges.map((e) => serializeOAuthToken(e.node)), ...pageFields(listVariables(req), pageInfo, totalCount, req) } };
     },
   }),
   defineRoute({

@@ -3,6 +3,13 @@ import { oauthClientRoutes } from './oauth-clients.routes';
 import { oauthTokenRoutes } from './oauth-tokens.routes';
 import { callbackRequestRoutes } from './callback-requests.routes';
 import { auditLogRoutes } from './audit-logs.routes';
+import { userRoutes } from './users.routes';
+import { groupRoutes } from './groups.routes';
+import { phoneNumberRoutes } from './phone-numbers.routes';
+import { accountSettingsRoutes } from './account-settings.routes';
 
 /** Every /api/v2 route of the seed. */
-export const restRoutes: AnyRestRoute[] = [...oauthClientRoutes, ...oauthTokenRoutes, ...callbackRequestRoutes, ...auditLogRoutes];
+export const restRoutes: AnyRestRoute[] = [
+  ...oauthClientRoutes, ...oauthTokenRoutes, ...callbackRequestRoutes, ...userRoutes, ...groupRoutes, ...phoneNumberRoutes, ...accountSettingsRoutes,
+  ...auditLogRoutes,
+];

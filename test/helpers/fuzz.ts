@@ -44,7 +44,10 @@ export interface FuzzFixture {
     token: string;
     phoneNumber: string;
     group: string;
+    /** an agent of the caller's account (the admin's own id would make the password routes ask for the previous one) */
+    user: string;
     otherClient: string;
+    otherUser: string;
     otherToken: string;
     otherPhoneNumber: string;
     otherGroup: string;
@@ -88,7 +91,9 @@ export async function createFuzzFixture(): Promise<FuzzFixture> {
       token: String(spare.id),
       phoneNumber: String((await phone(account)).id),
       group: String((await group(account)).id),
+      user: String((await ctx.createUser(account, 'agent')).id),
       otherClient: String(foreign.clientId),
+      otherUser: String(other.id),
       otherToken: String(foreign.id),
       otherPhoneNumber: String((await phone(other.accountId)).id),
       otherGroup: String((await group(other.accountId)).id),
@@ -274,7 +279,7 @@ export function invalidIdSegment(existing: string, foreign: string): fc.Arbitrar
     const id = decoded.endsWith('.json') ? decoded.slice(0, -5) : decoded;
     // Never a live id of the caller's account, nor a segment that names another route.
     return !(CANONICAL.test(id) && BigInt(id) < 10n ** 7n && id !== foreign)
-      && !['current', 'current.json', '.', '..', ''].includes(decoded) && !decoded.includes('/');
+      && !['current', 'current.json', 'me', 'me.json', '.', '..', ''].includes(decoded) && !decoded.includes('/');
   });
 }
 
@@ -460,6 +465,50 @@ export function auditLogFilterSpec(fx: FuzzFixture): ObjectSpec {
     action: { valid: fc.constantFrom('CREATE', 'UPDATE', 'DESTROY'), invalid: fc.constantFrom('DELETE', 'create', '') },
     createdFrom: { valid: fc.constantFrom('2026-01-01T00:00:00Z', '2026-06-01T00:00:00.5+02:00'), invalid: fc.constantFrom('yesterday', '2026-13-01T00:00:00Z', '2026-11-20', '') },
     createdTo: { valid: fc.constantFrom('2026-06-02T00:00:00Z', '2027-01-01T00:00:00.000Z'), invalid: fc.constantFrom('tomorrow', '2026-02-30T00:00:00Z', '20261120T000000Z') },
+  };
+}
+
+/**
+ * The directory's input fields (API.md "Users", "Groups", "Voice phone numbers",
+ * "Account settings"), GraphQL names; the REST fuzzer maps them to snake_case.
+ * A user's email that exists already in the account, and a number it holds, are invalid.
+ */
+export function directorySpecs(fx: FuzzFixture): Record<'CreateUserInput' | 'UpdateUserInput' | 'GroupInput' | 'PhoneNumberInput' | 'UpdatePhoneNumberInput' | 'AccountSettingsInput', ObjectSpec> {
+  const text = (max: number) => fc.oneof(fc.constantFrom('x'.repeat(max + 1), ` ${'y'.repeat(max + 5)} `), nulInside);
+  const badEmail = fc.oneof(fc.constantFrom('', '  ', 'no-at', 'a@b', '@example.com', 'a b@example.com', `${'e'.repeat(250)}@example.com`, fx.admin.email, fx.admin.email.toUpperCase()), nulInside);
+  const flag = { valid: fc.boolean(), invalid: fc.constant(null) };
+  const phoneFields: ObjectSpec = {
+    nickname: { valid: fc.constantFrom(null, '', 'Main line'), invalid: text(255) },
+    callbackEnabled: flag,
+    capabilities: { valid: fc.constantFrom({}, { voice: true }, { sms: true, mms: false }), invalid: fc.constantFrom(null, { voice: null }, { sms: true, mms: null }) },
+  };
+  return {
+    CreateUserInput: {
+      name: { required: true, valid: validName, invalid: fc.oneof(fc.constantFrom(null, '', '   '), text(255)) },
+      email: { required: true, valid: fc.constant('fuzz-new-user@example.com'), invalid: fc.oneof(fc.constant(null), badEmail) },
+      role: { valid: fc.constantFrom('ADMIN', 'AGENT', 'END_USER', null), invalid: fc.constant('OWNER') },
+      password: { valid: fc.constantFrom(null, 'long enough password'), invalid: fc.constantFrom('', 'short', 'p'.repeat(1025)) },
+    },
+    UpdateUserInput: {
+      name: { valid: validName, invalid: fc.oneof(fc.constantFrom(null, '', '   '), text(255)) },
+      email: { valid: fc.constant('fuzz-renamed@example.com'), invalid: fc.oneof(fc.constant(null), badEmail) },
+      role: { valid: fc.constantFrom('AGENT', 'END_USER'), invalid: fc.constantFrom(null, 'OWNER') },
+      active: flag,
+    },
+    GroupInput: {
+      name: { required: true, valid: validName, invalid: fc.oneof(fc.constantFrom(null, '', '   '), text(255)) },
+      description: { valid: fc.constantFrom(null, '', 'First line'), invalid: text(1000) },
+    },
+    PhoneNumberInput: {
+      number: {
+        required: true,
+        valid: fc.constantFrom('+14155552699', ' +442071838750 '),
+        invalid: fc.oneof(fc.constantFrom(null, '', '123', '+1', '+1415555', '+999999999999999', '+1 415 555 2671', '+12518717081', '+1415555267\u0000'), hostileString.filter((s) => !/^\s*\+\d/.test(s))),
+      },
+      ...phoneFields,
+    },
+    UpdatePhoneNumberInput: phoneFields,
+    AccountSettingsInput: { omnichannelRouting: flag },
   };
 }
 

@@ -228,11 +228,14 @@ export async function hashPassword(password: string): Promise<string> {
  */
 export async function verifyPassword(password: string, stored: string, turn?: KdfTurn): Promise<boolean> {
   const parts = stored.split('$');
-  if (parts.length !== 6 || parts[0] !== 'scrypt') {
-    turn?.release();
+  const [n, r, p] = parts.slice(1, 4).map(Number);
+  const sane = [n, r, p].every(Number.isSafeInteger) && n >= 2 && n <= 2 ** 20 && (n & (n - 1)) === 0 && r >= 1 && r <= 32 && p >= 1 && p <= 16;
+  if (parts.length !== 6 || parts[0] !== 'scrypt' || !sane || Buffer.from(parts[5], 'base64').length < 16) {
+    // Not a hash of ours (a user without a password stores an unusable marker):
+    // nothing matches, in the time a wrong password takes (one KDF), never an error.
+    await verifyPassword(password, dummyPasswordHash(), turn);
     return false;
   }
-  const [n, r, p] = parts.slice(1, 4).map(Number);
   const salt = Buffer.from(parts[4], 'base64');
   const expected = Buffer.from(parts[5], 'base64');
   const actual = await scrypt(password, salt, expected.length, { N: n, r, p, maxmem: 128 * n * r * 2 }, turn);

@@ -1,4 +1,4 @@
-import type { Db } from '../../db/create-db';
+import type { Db, SqlQuery } from '../../db/create-db';
 import type { Prisma } from '../../generated/prisma/client';
 import type { AccountScope } from '../authorization';
 
@@ -127,4 +127,18 @@ export class CallbackRequestRepository {
     const ahead = new Map(found.map((f) => [BigInt(f.id), f.ahead]));
     return rows.map((r) => (ahead.has(r.id) ? ahead.get(r.id)! + 1 : null));
   }
+}
+
+/**
+ * Cancels the queued and calling requests of a phone number of the scope, on the
+ * caller's transaction (deleting the number); returns how many.
+ */
+export async function cancelOpenCallbackRequests(sql: SqlQuery, scope: AccountScope, phoneNumberId: bigint): Promise<number> {
+  const rows = await sql(
+    `UPDATE callback_requests SET status = 'cancelled', updated_at = now()
+      WHERE account_id = $1 AND phone_number_id = $2 AND status IN ('queued', 'calling')
+     RETURNING id`,
+    [String(scope.accountId), String(phoneNumberId)],
+  );
+  return rows.length;
 }

@@ -1,6 +1,8 @@
 import { randomBytes } from 'node:crypto';
-import type { PrismaClient } from '../../generated/prisma/client';
-import { DirectoryService } from './directory.service';
+import type { Db } from '../../db/create-db';
+import { systemActor } from '../audit/audit-log.repository';
+import { AccountService } from './account.service';
+import { UserService } from './user.service';
 
 export interface BootstrapResult {
   created: boolean;
@@ -12,16 +14,14 @@ export interface BootstrapResult {
 /**
  * On a database with no user at all: account "default" and an admin in it.
  * Callers run it under the migration lock, so concurrent starters create it once.
+ * Both changes are the system's own (audit via 'system').
  */
-export async function bootstrapAdmin(
-  prisma: PrismaClient,
-  options: { email: string; password?: string },
-): Promise<BootstrapResult> {
-  if ((await prisma.user.count()) > 0) return { created: false };
-  const directory = new DirectoryService(prisma);
-  const account =
-    (await prisma.account.findUnique({ where: { name: 'default' } })) ?? (await directory.createAccount('default'));
+export async function bootstrapAdmin(db: Pick<Db, 'sql' | 'transaction'>, options: { email: string; password?: string }): Promise<BootstrapResult> {
+  const users = new UserService(db);
+  if (await users.anyUser()) return { created: false };
+  const accounts = new AccountService(db);
+  const account = (await accounts.findByName('default')) ?? (await accounts.create('default', undefined, { via: 'system' }));
   const password = options.password ?? randomBytes(12).toString('base64url');
-  await directory.createUser({ accountId: account.id, email: options.email, password, role: 'admin', name: 'Administrator' });
+  await users.create(systemActor(account.id, { via: 'system' }), { email: options.email, password, role: 'admin', name: 'Administrator' });
   return { created: true, email: options.email, generatedPassword: options.password ? undefined : password };
 }

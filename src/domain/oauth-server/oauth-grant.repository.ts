@@ -1,4 +1,5 @@
 import type { Db } from '../../db/create-db';
+import type { AccountScope } from '../authorization';
 
 // The only module that reads or writes oauth_grants: the families of tokens. A
 // grant is created when a user consents (with its authorization code); every
@@ -18,6 +19,11 @@ export class OAuthGrantRepository {
       [String(row.clientId), String(row.accountId), String(row.userId), row.scopes],
     );
     return inserted ? BigInt(inserted.id) : null;
+  }
+
+  /** Marks every grant of a user of the scope's account revoked (deactivating the user), before their tokens are. */
+  async revokeAllOfUser(scope: AccountScope, userId: bigint): Promise<void> {
+    await this.db.sql('UPDATE oauth_grants SET revoked_at = now() WHERE account_id = $1 AND user_id = $2 AND revoked_at IS NULL', [String(scope.accountId), String(userId)]);
   }
 
   /**

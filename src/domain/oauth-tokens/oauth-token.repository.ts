@@ -1,5 +1,5 @@
 import type { Db } from '../../db/create-db';
-import type { OwnerScope } from '../authorization';
+import type { AccountScope, OwnerScope } from '../authorization';
 import { auditCte, originParams, type AuditActor, type AuditRowSql } from '../audit/audit-log.repository';
 import type { KeysetPage, OffsetPage, PageResult } from '../pagination';
 import type { RequestOrigin, Role } from '../auth/viewer';
@@ -442,6 +442,18 @@ export class OAuthTokenRepository {
       scopes: r.scopes, createdAt: r.created_at, expiresAt: r.expires_at, clientIdentifier: r.client_identifier, userId: BigInt(r.user_id), email: r.email,
       name: r.name,
     };
+  }
+
+  /**
+   * Revokes every live token of a user of the scope's account, on the caller's
+   * transaction (deactivating or deleting the user); returns how many.
+   */
+  async revokeAllOfUser(scope: AccountScope, userId: bigint): Promise<number> {
+    const rows = await this.db.sql('UPDATE oauth_tokens SET revoked_at = now() WHERE account_id = $1 AND user_id = $2 AND revoked_at IS NULL RETURNING id', [
+      String(scope.accountId),
+      String(userId),
+    ]);
+    return rows.length;
   }
 
   /**

@@ -82,9 +82,9 @@ export class OAuthTokenResolver {
   /** The user of a token: themselves for anyone with read, any user of the account for admins with read; else null. */
   @Allow('users.read')
   @FieldResolver(() => User, { nullable: true })
-  async user(@Root() token: OAuthToken, @Ctx() { loaders }: GraphQLContext): Promise<User | null> {
+  async user(@Root() token: OAuthToken, @Ctx() { loaders, baseUrl }: GraphQLContext): Promise<User | null> {
     const found = await loaders!.userById.load(BigInt(token.userId));
-    return found && User.from(found);
+    return found && User.from(found, baseUrl);
   }
 }
 

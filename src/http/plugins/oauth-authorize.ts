@@ -132,7 +132,7 @@ export async function authorizePages(fastify: import('fastify').FastifyInstance,
   }
 
   async function showConsent(request: FastifyRequest, reply: FastifyReply, req: AuthorizationRequest, params: Record<string, string>, who: Session) {
-    const user = await services.directory.findUser(who.accountId, who.userId);
+    const user = await services.users.findInAccount({ accountId: who.accountId }, who.userId);
     if (!user || !user.active) return undefined;
     return page(
       reply,
@@ -173,7 +173,7 @@ export async function authorizePages(fastify: import('fastify').FastifyInstance,
     let viewer: Viewer | null;
     try {
       // as a Basic request on the client's account's subdomain: the same throttles, KDF queue and one verification
-      const account = await services.directory.findAccount(req.client.accountId);
+      const account = await services.accounts.find({ accountId: req.client.accountId });
       viewer = await services.authenticator.authenticate({
         authorization: `Basic ${Buffer.from(`${email}:${password}`).toString('base64')}`,
         address: request.ip,

@@ -1,0 +1,77 @@
+import type { Db } from '../../db/create-db';
+import type { AccountScope } from '../authorization';
+
+// The only module that reads or writes accounts (the login and the Bearer lookup
+// read subdomains inside their own statements). An account's scope is the
+// account itself: every statement names its id, but list() and insert(), which
+// the operator uses from the CLI, before any account is known. Every record goes
+// through toRecord(), the one row mapper.
+
+/** subdomain: the account's host, {subdomain}.<PUBLIC_URL's host> (src/http/request-context.ts) */
+export interface AccountRecord {
+  id: bigint;
+  name: string;
+  subdomain: string;
+  omnichannelRouting: boolean;
+  createdAt: Date;
+  updatedAt: Date | null;
+}
+
+/** The account's settings (Zendesk's account settings; one for now). */
+export interface AccountSettingsChanges {
+  omnichannelRouting?: boolean;
+}
+
+type Int8 = string | number | bigint;
+interface SqlRow {
+  id: Int8; name: string; subdomain: string; omnichannel_routing: boolean; created_at: Date; updated_at: Date | null;
+}
+const COLUMNS = 'a.id, a.name, a.subdomain, a.omnichannel_routing, a.created_at, a.updated_at';
+
+function toRecord(r: SqlRow): AccountRecord {
+  return { id: BigInt(r.id), name: r.name, subdomain: r.subdomain, omnichannelRouting: r.omnichannel_routing, createdAt: r.created_at, updatedAt: r.updated_at };
+}
+
+export class AccountRepository {
+  constructor(private readonly db: Pick<Db, 'sql'>) {}
+
+  async find(scope: AccountScope, lock = false): Promise<AccountRecord | null> {
+    const [row] = await this.db.sql<SqlRow>(`SELECT ${COLUMNS} FROM accounts a WHERE a.id = $1${lock ? ' FOR UPDATE' : ''}`, [String(scope.accountId)]);
+    return row ? toRecord(row) : null;
+  }
+
+  async findByName(name: string): Promise<AccountRecord | null> {
+    const [row] = await this.db.sql<SqlRow>(`SELECT ${COLUMNS} FROM accounts a WHERE a.name = $1`, [name]);
+    return row ? toRecord(row) : null;
+  }
+
+  /** Every account, id ascending (the operator's list). */
+  async list(): Promise<AccountRecord[]> {
+    const rows = await this.db.sql<SqlRow>(`SELECT ${COLUMNS} FROM accounts a ORDER BY a.id`);
+    return rows.map(toRecord);
+  }
+
+  /**
+   * Stores an account; without a subdomain ('') the database derives one from the
+   * name. null when the name or the subdomain is taken.
+   */
+  async insert(row: { name: string; subdomain?: string }): Promise<AccountRecord | null> {
+    const [inserted] = await this.db.sql<SqlRow>(
+      `INSERT INTO accounts AS a (name, subdomain) VALUES ($1, $2) ON CONFLICT DO NOTHING RETURNING ${COLUMNS}`,
+      [row.name, row.subdomain ?? ''],
+    );
+    return inserted ? toRecord(inserted) : null;
+  }
+
+  /** Sets the given settings and updated_at. */
+  async updateSettings(scope: AccountScope, changes: AccountSettingsChanges): Promise<AccountRecord | null> {
+    const given = changes.omnichannelRouting !== undefined;
+    const [row] = await this.db.sql<SqlRow>(
+      `UPDATE accounts a SET omnichannel_routing = CASE WHEN $2::boolean THEN $3::boolean ELSE a.omnichannel_routing END, updated_at = now()
+        WHERE a.id = $1
+       RETURNING ${COLUMNS}`,
+      [String(scope.accountId), given, given ? changes.omnichannelRouting : null],
+    );
+    return row ? toRecord(row) : null;
+  }
+}

@@ -1,0 +1,103 @@
+import type { Db } from '../../db/create-db';
+import { recordAudit, systemActor } from '../audit/audit-log.repository';
+import type { AccountScope } from '../authorization';
+import type { RequestOrigin } from '../auth/viewer';
+import { NotFoundError, ValidationError, Validator } from '../errors';
+import { auditActorOf, booleanField, changedFields, scopeOf, textField, type Acting } from './acting';
+import { AccountRepository, type AccountRecord, type AccountSettingsChanges } from './account.repository';
+
+export type { AccountRecord } from './account.repository';
+
+/** An account's subdomain: one DNS label, lower case (the accounts_subdomain_format check of the database). */
+export const SUBDOMAIN_PATTERN = /^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$/;
+
+export interface AccountSettingsInput {
+  omnichannelRouting?: unknown;
+}
+
+/** Accounts (tenants): created and listed by the operator (CLI); their settings read and written by admins. */
+export class AccountService {
+  private readonly accounts: AccountRepository;
+
+  constructor(private readonly db: Pick<Db, 'sql' | 'transaction'>) {
+    this.accounts = new AccountRepository(db);
+  }
+
+  /** The account a request acts in (or a known account: the authorization pages). */
+  find(scope: AccountScope): Promise<AccountRecord | null> {
+    return this.accounts.find(scope);
+  }
+
+  findByName(name: string): Promise<AccountRecord | null> {
+    return this.accounts.findByName(name);
+  }
+
+  /** Every account, id ascending (the CLI). */
+  list(): Promise<AccountRecord[]> {
+    return this.accounts.list();
+  }
+
+  /**
+   * A new account (the operator's). Without a subdomain, the database derives
+   * one from the name (its slug, with the id appended when taken:
+   * prisma/functions/account_subdomain_for.sql).
+   */
+  async create(name: string, subdomain?: string, origin: RequestOrigin = { via: 'cli' }): Promise<AccountRecord> {
+    const v = new Validator();
+    const trimmed = textField(v, 'name', 'Name', name, { required: true, max: 255 });
+    const sub = subdomain?.trim().toLowerCase();
+    if (sub !== undefined) {
+      if (!sub) v.add('subdomain', 'BlankValue', 'Subdomain: cannot be blank');
+      else if (sub.length > 63) v.add('subdomain', 'TooLong', 'Subdomain: is too long (maximum is 63 characters)');
+      else if (!SUBDOMAIN_PATTERN.test(sub)) {
+        v.add('subdomain', 'InvalidValue', `Subdomain: ${sub} must be letters a-z, digits and "-", neither first nor last`);
+      }
+    }
+    v.throwIfAny();
+    return this.db.transaction(async (sql) => {
+      const accounts = new AccountRepository({ sql });
+      const account = await accounts.insert({ name: trimmed!, subdomain: sub });
+      if (!account) {
+        if (sub !== undefined && !(await accounts.findByName(trimmed!))) {
+          throw new ValidationError({ subdomain: [{ error: 'InvalidValue', description: `Subdomain: ${sub} is already taken` }] });
+        }
+        throw new ValidationError({ name: [{ error: 'InvalidValue', description: `Name: ${trimmed} is already taken` }] });
+      }
+      await recordAudit(sql, systemActor(account.id, origin), {
+        action: 'create', sourceType: 'account', sourceId: account.id, sourceLabel: account.name, changedFields: ['name', 'subdomain'],
+        description: `Created with subdomain ${account.subdomain}`,
+      });
+      return account;
+    });
+  }
+
+  /** The acting account's settings (admins; the CLI for any account). */
+  async settings(acting: Acting): Promise<AccountRecord> {
+    return (await this.accounts.find(scopeOf(acting))) ?? notFound();
+  }
+
+  async updateSettings(acting: Acting, input: AccountSettingsInput): Promise<AccountRecord> {
+    const v = new Validator();
+    const raw = input.omnichannelRouting;
+    const changes: AccountSettingsChanges = {
+      omnichannelRouting: raw === null ? (v.add('omnichannel_routing', 'InvalidValue', 'Omnichannel routing: must be true or false'), undefined) : booleanField(v, 'omnichannel_routing', 'Omnichannel routing', raw),
+    };
+    v.throwIfAny();
+    return this.db.transaction(async (sql) => {
+      const accounts = new AccountRepository({ sql });
+      const current = (await accounts.find(scopeOf(acting), true)) ?? notFound();
+      const changed = changedFields(current, changes, { omnichannel_routing: 'omnichannelRouting' });
+      if (changed.length === 0) return current;
+      const updated = (await accounts.updateSettings(scopeOf(acting), changes)) ?? notFound();
+      await recordAudit(sql, auditActorOf(acting), {
+        action: 'update', sourceType: 'account', sourceId: updated.id, sourceLabel: updated.name, changedFields: changed,
+        description: `Omnichannel routing turned ${updated.omnichannelRouting ? 'on' : 'off'}`,
+      });
+      return updated;
+    });
+  }
+}
+
+function notFound(): never {
+  throw new NotFoundError();
+}

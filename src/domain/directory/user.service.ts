@@ -1,0 +1,316 @@
+import type { Db, SqlQuery } from '../../db/create-db';
+import { recordAudit } from '../audit/audit-log.repository';
+import { accountScope, usersVisibleTo, type AccountScope } from '../authorization';
+import { claimKdfTurn, hashPassword, verifyPassword } from '../auth/passwords';
+import { clientOf, loginEmailKey } from '../auth/authenticator';
+import type { LoginRepository } from '../auth/login.repository';
+import type { Limits } from '../../config';
+import type { Role, Viewer } from '../auth/viewer';
+import { NotFoundError, RateLimitedError, ServiceUnavailableError, ValidationError, Validator } from '../errors';
+import { parseId } from '../ids';
+import { checkOffsetPage, type KeysetPage, type OffsetPage, type PageResult } from '../pagination';
+import { OAuthTokenRepository } from '../oauth-tokens/oauth-token.repository';
+import { OAuthGrantRepository } from '../oauth-server/oauth-grant.repository';
+import { auditActorOf, booleanField, changedFields, scopeOf, textField, type Acting } from './acting';
+import { UNUSABLE_PASSWORD_HASH, UserRepository, type UserChanges, type UserRecord } from './user.repository';
+
+export type { UserRecord } from './user.repository';
+
+export const ROLES: readonly Role[] = ['admin', 'agent', 'end_user'];
+export const PASSWORD_MIN = 8;
+export const PASSWORD_MAX = 1024;
+
+export interface CreateUserInput {
+  name?: unknown;
+  email?: unknown;
+  role?: unknown;
+  /** optional: without one the user cannot sign in with Basic until one is set */
+  password?: unknown;
+}
+
+export interface UpdateUserInput {
+  name?: unknown;
+  email?: unknown;
+  role?: unknown;
+  active?: unknown;
+}
+
+/** REST names of the writable fields (the audit log's changed_fields) → record keys */
+const FIELD_NAMES = { name: 'name', email: 'email', role: 'role', active: 'active' } as const;
+
+function roleField(v: Validator, raw: unknown): Role | undefined {
+  if (raw === undefined) return undefined;
+  if (typeof raw === 'string' && (ROLES as readonly string[]).includes(raw)) return raw as Role;
+  v.add('role', 'InvalidValue', `Role: must be one of ${ROLES.join(', ')}`);
+  return undefined;
+}
+
+function emailField(v: Validator, raw: unknown, required: boolean): string | undefined {
+  const email = textField(v, 'email', 'Email', raw, { required, max: 254 });
+  if (email && !/^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(email)) {
+    v.add('email', 'InvalidValue', `Email: ${email} is not properly formatted`);
+    return undefined;
+  }
+  return email ?? undefined;
+}
+
+function passwordField(v: Validator, field: string, label: string, raw: unknown, required: boolean): string | undefined {
+  if (raw === undefined || raw === null) {
+    if (required) v.add(field, 'BlankValue', `${label}: cannot be blank`);
+    return undefined;
+  }
+  if (typeof raw !== 'string') v.add(field, 'InvalidValue', `${label}: must be a string`);
+  else if (raw.length < PASSWORD_MIN) v.add(field, 'InvalidValue', `${label}: must be at least ${PASSWORD_MIN} characters`);
+  else if (raw.length > PASSWORD_MAX) v.add(field, 'TooLong', `${label}: is too long (maximum is ${PASSWORD_MAX} characters)`);
+  else return raw;
+  return undefined;
+}
+
+const emailTaken = (email: string) => new ValidationError({ email: [{ error: 'InvalidValue', description: `Email: ${email} is already being used by another user` }] });
+
+function isUniqueViolation(err: unknown): boolean {
+  return typeof err === 'object' && err !== null && (err as { code?: unknown }).code === '23505';
+}
+
+const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
+
+/**
+ * Users of an account (API.md "Users"): validation, the last-admin rule, and what
+ * deactivating takes with it. Admins manage the account's users; anyone reads
+ * and changes the password of themselves (usersVisibleTo). Every change writes
+ * its audit record in the change's transaction.
+ */
+export class UserService {
+  private readonly users: UserRepository;
+
+  /**
+   * `guard`: the login throttle and KDF queue that a previous password's check
+   * goes through, as a Basic login does (the server's; the CLI changes no password).
+   */
+  constructor(
+    private readonly db: Pick<Db, 'sql' | 'transaction'>,
+    private readonly guard?: { logins: LoginRepository; hashKey: Buffer; limits: Pick<Limits, 'loginFailures' | 'loginWindowSeconds'> },
+  ) {
+    this.users = new UserRepository(db);
+  }
+
+  async find(viewer: Viewer, rawId: unknown): Promise<UserRecord | null> {
+    const id = parseId(rawId);
+    return id === null ? null : this.users.find(usersVisibleTo(viewer), id);
+  }
+
+  /** Users by id that the viewer may see, for DataLoader batching. */
+  findMany(viewer: Viewer, ids: readonly bigint[]): Promise<UserRecord[]> {
+    const scope = usersVisibleTo(viewer);
+    const visible = scope.id === undefined ? ids : ids.filter((id) => id === scope.id);
+    return visible.length ? this.users.findMany(scope, visible) : Promise.resolve([]);
+  }
+
+  /** A user of a known account (the authorization pages' signed-in user). */
+  findInAccount(scope: AccountScope, id: bigint): Promise<UserRecord | null> {
+    return this.users.find(scope, id);
+  }
+
+  listKeyset(viewer: Viewer, role: Role | undefined, page: KeysetPage): Promise<PageResult<UserRecord>> {
+    return this.users.listKeyset(usersVisibleTo(viewer), role, page);
+  }
+
+  listOffset(viewer: Viewer, role: Role | undefined, page: OffsetPage): Promise<UserRecord[]> {
+    checkOffsetPage(page);
+    return this.users.listOffset(usersVisibleTo(viewer), role, page);
+  }
+
+  count(viewer: Viewer, role: Role | undefined): Promise<number> {
+    return this.users.count(usersVisibleTo(viewer), role);
+  }
+
+  /** Every user of an account, id ascending (the CLI). */
+  async listOfAccount(scope: AccountScope): Promise<UserRecord[]> {
+    const out: UserRecord[] = [];
+    for (let page = 1; ; page++) {
+      const rows = await this.users.listOffset(scope, undefined, { page, perPage: 1000 });
+      out.push(...rows);
+      if (rows.length < 1000) return out;
+    }
+  }
+
+  /** Whether the database holds any user (the first start creates an admin when not). */
+  anyUser(): Promise<boolean> {
+    return this.users.anyUser();
+  }
+
+  async create(acting: Acting, input: CreateUserInput): Promise<UserRecord> {
+    const v = new Validator();
+    const name = textField(v, 'name', 'Name', input.name, { required: true, max: 255 });
+    const email = emailField(v, input.email, true);
+    const role = input.role === undefined || input.role === null ? 'end_user' : roleField(v, input.role);
+    const password = passwordField(v, 'password', 'Password', input.password, false);
+    v.throwIfAny();
+    const passwordHash = password === undefined ? UNUSABLE_PASSWORD_HASH : await hashPassword(password);
+    return this.db.transaction(async (sql) => {
+      const user = await new UserRepository({ sql }).insert(scopeOf(acting), { name: name!, email: email!, role: role!, passwordHash });
+      if (!user) throw emailTaken(email!);
+      await recordAudit(sql, auditActorOf(acting), {
+        action: 'create', sourceType: 'user', sourceId: user.id, sourceLabel: user.name,
+        changedFields: ['name', 'email', 'role', ...(password === undefined ? [] : ['password'])],
+        description: `Created ${user.role} ${user.email}${password === undefined ? ' without a password' : ''}`,
+      });
+      return user;
+    });
+  }
+
+  /**
+   * A partial update of name, email, role and active (admins). Deactivating
+   * revokes every token and grant of the user in the same transaction; the last
+   * active admin of the account can be neither demoted nor deactivated.
+   */
+  async update(acting: Acting, rawId: unknown, input: UpdateUserInput): Promise<UserRecord> {
+    const id = parseId(rawId) ?? notFound();
+    const v = new Validator();
+    const changes: UserChanges = {
+      name: textField(v, 'name', 'Name', input.name, { required: input.name !== undefined, max: 255 }) ?? undefined,
+      email: emailField(v, input.email, input.email !== undefined),
+      role: input.role === null ? (v.add('role', 'InvalidValue', `Role: must be one of ${ROLES.join(', ')}`), undefined) : roleField(v, input.role),
+      active: input.active === null ? (v.add('active', 'InvalidValue', 'Active: must be true or false'), undefined) : booleanField(v, 'active', 'Active', input.active),
+    };
+    v.throwIfAny();
+    const scope = scopeOf(acting);
+    return this.db.transaction(async (sql) => {
+      const users = new UserRepository({ sql });
+      const mayTouchAdmins = changes.role !== undefined || changes.active === false;
+      const admins = mayTouchAdmins ? await users.lockActiveAdmins(scope) : [];
+      const found = (await users.lock(scope, id)) ?? notFound();
+      const current = found.user;
+      const changed = changedFields(current, changes, FIELD_NAMES);
+      if (changed.length === 0) return current;
+      const demoted = changed.includes('role') && changes.role !== 'admin';
+      const deactivated = changed.includes('active') && changes.active === false;
+      if (current.role === 'admin' && current.active && (demoted || deactivated) && !admins.some((a) => a !== current.id)) {
+        throw lastAdmin(deactivated ? 'active' : 'role');
+      }
+      if (changed.includes('email') && changes.email!.toLowerCase() !== current.email.toLowerCase() && (await users.emailTaken(scope, changes.email!, id))) {
+        throw emailTaken(changes.email!);
+      }
+      const only = Object.fromEntries(changed.map((f) => [FIELD_NAMES[f as keyof typeof FIELD_NAMES], changes[FIELD_NAMES[f as keyof typeof FIELD_NAMES]]]));
+      const updated = await this.updateRow(users, scope, id, only, changes.email);
+      const revoked = deactivated ? await revokeAccess(sql, scope, id) : 0;
+      await recordAudit(sql, auditActorOf(acting), {
+        action: 'update', sourceType: 'user', sourceId: id, sourceLabel: updated.name, changedFields: changed,
+        description: deactivated ? `Deactivated; ${plural(revoked, 'token')} revoked` : `Updated ${changed.join(', ')}`,
+      });
+      return updated;
+    });
+  }
+
+  /**
+   * Zendesk's delete of a user: deactivation (the record stays, inactive), its
+   * tokens and grants revoked in the same transaction. The last active admin
+   * cannot be deleted. Deleting an inactive user changes nothing.
+   */
+  async delete(acting: Acting, rawId: unknown): Promise<UserRecord> {
+    const id = parseId(rawId) ?? notFound();
+    const scope = scopeOf(acting);
+    return this.db.transaction(async (sql) => {
+      const users = new UserRepository({ sql });
+      const admins = await users.lockActiveAdmins(scope);
+      const current = ((await users.lock(scope, id)) ?? notFound()).user;
+      if (!current.active) return current;
+      if (current.role === 'admin' && !admins.some((a) => a !== current.id)) throw lastAdmin('active');
+      const updated = await this.updateRow(users, scope, id, { active: false });
+      const revoked = await revokeAccess(sql, scope, id);
+      await recordAudit(sql, auditActorOf(acting), {
+        action: 'destroy', sourceType: 'user', sourceId: id, sourceLabel: updated.name, changedFields: ['active'],
+        description: `Deleted (deactivated); ${plural(revoked, 'token')} revoked`,
+      });
+      return updated;
+    });
+  }
+
+  /**
+   * Sets a password. Anyone sets their own with the right `previousPassword`
+   * (verified with the KDF); admins set another user's of their account without
+   * it (usersVisibleTo: anyone else's id is not found).
+   */
+  async setPassword(viewer: Viewer, rawId: unknown, password: unknown, previousPassword: unknown): Promise<void> {
+    const id = parseId(rawId);
+    const scope = usersVisibleTo(viewer);
+    const found = id === null ? null : await this.users.lock(scope, id, false);
+    if (!found) notFound();
+    const own = found.user.id === viewer.userId && viewer.impersonatorId === undefined;
+    const v = new Validator();
+    const next = passwordField(v, 'password', 'Password', password, true);
+    const previous = own ? passwordField(v, 'previous_password', 'Previous password', previousPassword, true) : undefined;
+    v.throwIfAny();
+    if (own && !(await this.verifyPrevious(viewer, found.user, found.passwordHash, previous!))) {
+      throw new ValidationError({ previous_password: [{ error: 'InvalidValue', description: 'Previous password: is not correct' }] });
+    }
+    const passwordHash = await hashPassword(next!);
+    await this.db.transaction(async (sql) => {
+      const users = new UserRepository({ sql });
+      const locked = (await users.lock(scope, found.user.id)) ?? notFound();
+      // Changed meanwhile: the previous password that was verified is no longer the current one.
+      if (own && locked.passwordHash !== found.passwordHash) {
+        throw new ValidationError({ previous_password: [{ error: 'InvalidValue', description: 'Previous password: is not correct' }] });
+      }
+      await users.setPasswordHash(accountScope(viewer), found.user.id, passwordHash);
+      await recordAudit(sql, auditActorOf(viewer), {
+        action: 'update', sourceType: 'user', sourceId: found.user.id, sourceLabel: locked.user.name, changedFields: ['password'],
+        description: own ? 'Changed their password' : 'Password set by an admin',
+      });
+    });
+  }
+
+  /**
+   * A previous password is checked like a Basic login (API.md "Authentication"):
+   * counted in the email's failed-login window first (10 wrong ones within the
+   * window: 429, the same count as Basic's), one KDF in the caller's place of the
+   * KDF queue (full: 503, not counted), and a success clears the count. So a token
+   * that may change its user's password cannot guess that password faster than
+   * the login page could.
+   */
+  private async verifyPrevious(viewer: Viewer, user: UserRecord, passwordHash: string, previous: string): Promise<boolean> {
+    const guard = this.guard;
+    if (!guard) return verifyPassword(previous, passwordHash);
+    const window = { key: loginEmailKey(guard.hashKey, user.email.trim().toLowerCase()), limit: guard.limits.loginFailures };
+    const taken = await guard.logins.recordAttempt([window], guard.limits.loginWindowSeconds);
+    if (!('hits' in taken)) throw new RateLimitedError(taken.retryAfter, 'Too many failed password attempts; try again later');
+    let ok: boolean;
+    try {
+      const address = viewer.origin?.ipAddress;
+      ok = await verifyPassword(previous, passwordHash, claimKdfTurn(address === undefined ? undefined : clientOf(address)));
+    } catch (err) {
+      if (err instanceof ServiceUnavailableError) await guard.logins.takeBack(taken.hits);
+      throw err;
+    }
+    if (ok) await guard.logins.clear(window.key, taken.hits);
+    else await guard.logins.failedNow(taken.hits, guard.limits.loginWindowSeconds);
+    return ok;
+  }
+
+  private async updateRow(users: UserRepository, scope: AccountScope, id: bigint, changes: UserChanges, email?: string): Promise<UserRecord> {
+    try {
+      return (await users.update(scope, id, changes)) ?? notFound();
+    } catch (err) {
+      // two requests giving two users one email at once: the unique index decides
+      if (isUniqueViolation(err)) throw emailTaken(email ?? '');
+      throw err;
+    }
+  }
+}
+
+/** Every token and grant of the user, revoked on the transaction's connection (grants first: see OAuthGrantRepository.revoke). */
+async function revokeAccess(sql: SqlQuery, scope: AccountScope, userId: bigint): Promise<number> {
+  await new OAuthGrantRepository({ sql }).revokeAllOfUser(scope, userId);
+  return new OAuthTokenRepository({ sql }).revokeAllOfUser(scope, userId);
+}
+
+function lastAdmin(field: 'role' | 'active'): ValidationError {
+  const what = field === 'role' ? 'demoted' : 'deactivated or deleted';
+  return new ValidationError({
+    [field]: [{ error: 'InvalidValue', description: `${field === 'role' ? 'Role' : 'Active'}: the last active admin of the account cannot be ${what}` }],
+  });
+}
+
+function notFound(): never {
+  throw new NotFoundError();
+}
