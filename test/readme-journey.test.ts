@@ -19,7 +19,7 @@ function journeyBlock(): string {
 
 function bash(script: string, env: Record<string, string>): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    execFile('bash', ['-c', script], { env: { PATH: process.env.PATH ?? '/usr/bin:/bin', ...env }, timeout: 60_000 }, (err, stdout, stderr) =>
+    execFile('bash', ['--norc', '--noprofile', '-c', script], { env: { PATH: process.env.PATH ?? '/usr/bin:/bin', ...env }, timeout: 60_000 }, (err, stdout, stderr) =>
       resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
     );
   });
@@ -49,11 +49,12 @@ const curlMissing = !existsSync('/usr/bin/curl');
     const block = journeyBlock();
     // the block sets BASE and PW for a reader; here they point at this server
     const script = `set -euo pipefail\n${block.replace(/^BASE=.*$/m, '').replace(/^PW=.*$/m, '')}`;
-    const run = await bash(script, { BASE: server.url, PW: password! });
+    // HOME: an empty folder, so that no shell start-up file of this machine runs
+    const run = await bash(script, { BASE: server.url, PW: password!, HOME: data.path });
     expect(run.stderr).toBe('');
     expect(run.code).toBe(0);
-    // every curl -i of the block printed its status line; the last is the callback request's
-    const statuses = [...run.stdout.matchAll(/^HTTP\/1\.1 (\d{3})/gm)].map((m) => Number(m[1]));
+    // every curl -i of the block printed its status line (after the previous body, which ends without a newline); the last is the callback request's
+    const statuses = [...run.stdout.matchAll(/HTTP\/1\.1 (\d{3}) /g)].map((m) => Number(m[1]));
     expect(statuses.length).toBeGreaterThanOrEqual(4);
     expect(statuses.every((s) => s >= 200 && s < 300)).toBe(true);
     expect(statuses.at(-1)).toBe(201);
