@@ -106,7 +106,7 @@ const MUTATIONS: Record<string, Row> = {
       const input = { name: 'Created app', scopes: 'read write', redirectUris: ['https://app.example.com/cb'], clientType: 'CONFIDENTIAL' };
       const { res, data } = await k.gql(k.admin, CREATE_CLIENT, { input });
       k.issued.push(data.createOAuthClient.clientSecret);
-      return { res, records: [{ action: 'create', source_type: 'oauth_client', source_id: data.createOAuthClient.id, source_label: 'Created app' }] };
+      return { res, records: [{ action: 'create', source_type: 'oauth_client', source_id: data.createOAuthClient.id, source_label: 'Created app', changed_fields: ['name', 'client_type', 'scopes', 'redirect_uris', 'client_secret'] }] };
     },
   },
   updateOAuthClient: {
@@ -182,13 +182,101 @@ const MUTATIONS: Record<string, Row> = {
   },
 };
 
+/** The directory's mutations (users, groups, voice phone numbers, account settings). */
+const CREATE_USER = 'mutation($input: CreateUserInput!) { createUser(input: $input) { id } }';
+const newUser = async (k: Kit, name = 'Audited user') => {
+  const email = `audited-${Math.random().toString(36).slice(2)}@example.com`;
+  return (await k.gql(k.admin, CREATE_USER, { input: { name, email, role: 'AGENT', password: 'long enough password' } })).data.createUser.id as string;
+};
+const newGroup = async (k: Kit, name = 'Audited group') =>
+  (await k.gql(k.admin, 'mutation($input: GroupInput!) { createGroup(input: $input) { id } }', { input: { name } })).data.createGroup.id as string;
+let nextNumber = 2670;
+const newPhoneNumber = async (k: Kit) =>
+  (await k.gql(k.admin, 'mutation($input: PhoneNumberInput!) { createPhoneNumber(input: $input) { id } }', { input: { number: `+1415555${nextNumber++}` } })).data.createPhoneNumber.id as string;
+
+Object.assign(MUTATIONS, {
+  createUser: {
+    run: async (k) => {
+      const { res, data } = await k.gql(k.admin, CREATE_USER, { input: { name: 'Gina', email: 'gina@example.com', role: 'AGENT', password: 'long enough password' } });
+      return { res, records: [{ action: 'create', source_type: 'user', source_id: data.createUser.id, source_label: 'Gina', changed_fields: ['name', 'email', 'role', 'password'] }] };
+    },
+  },
+  updateUser: {
+    setup: (k) => newUser(k, 'Hal'),
+    run: async (k, id: string) => {
+      const { res } = await k.gql(k.admin, 'mutation($id: ID!, $input: UpdateUserInput!) { updateUser(id: $id, input: $input) { id } }', { id, input: { name: 'Hal 2', role: 'END_USER' } });
+      return { res, records: [{ action: 'update', source_type: 'user', source_id: id, changed_fields: ['name', 'role'], source_label: 'Hal 2' }] };
+    },
+  },
+  deleteUser: {
+    setup: (k) => newUser(k, 'Ivy'),
+    run: async (k, id: string) => {
+      const { res } = await k.gql(k.admin, 'mutation($id: ID!) { deleteUser(id: $id) { active } }', { id });
+      return { res, records: [{ action: 'destroy', source_type: 'user', source_id: id, changed_fields: ['active'], source_label: 'Ivy' }] };
+    },
+  },
+  setUserPassword: {
+    setup: (k) => newUser(k, 'Jo'),
+    run: async (k, id: string) => {
+      const { res } = await k.gql(k.admin, 'mutation($id: ID!) { setUserPassword(id: $id, password: "another long password") }', { id });
+      return { res, records: [{ action: 'update', source_type: 'user', source_id: id, changed_fields: ['password'] }] };
+    },
+  },
+  createGroup: {
+    run: async (k) => {
+      const { res, data } = await k.gql(k.admin, 'mutation { createGroup(input: { name: "Tier 2" }) { id } }');
+      return { res, records: [{ action: 'create', source_type: 'group', source_id: data.createGroup.id, source_label: 'Tier 2', changed_fields: ['name'] }] };
+    },
+  },
+  updateGroup: {
+    setup: (k) => newGroup(k, 'Tier 3'),
+    run: async (k, id: string) => {
+      const { res } = await k.gql(k.admin, 'mutation($id: ID!) { updateGroup(id: $id, input: { description: "Escalations" }) { id } }', { id });
+      return { res, records: [{ action: 'update', source_type: 'group', source_id: id, changed_fields: ['description'], source_label: 'Tier 3' }] };
+    },
+  },
+  deleteGroup: {
+    setup: (k) => newGroup(k, 'Tier 4'),
+    run: async (k, id: string) => {
+      const { res } = await k.gql(k.admin, 'mutation($id: ID!) { deleteGroup(id: $id) }', { id });
+      return { res, records: [{ action: 'destroy', source_type: 'group', source_id: id, source_label: 'Tier 4' }] };
+    },
+  },
+  createPhoneNumber: {
+    run: async (k) => {
+      const { res, data } = await k.gql(k.admin, 'mutation { createPhoneNumber(input: { number: "+14155550199", callbackEnabled: true }) { id } }');
+      return { res, records: [{ action: 'create', source_type: 'voice_phone_number', source_id: data.createPhoneNumber.id, source_label: '+14155550199', changed_fields: ['number', 'callback_enabled', 'capabilities.voice', 'capabilities.sms', 'capabilities.mms'] }] };
+    },
+  },
+  updatePhoneNumber: {
+    setup: (k) => newPhoneNumber(k),
+    run: async (k, id: string) => {
+      const { res } = await k.gql(k.admin, 'mutation($id: ID!) { updatePhoneNumber(id: $id, input: { nickname: "Night line", capabilities: { sms: true } }) { id } }', { id });
+      return { res, records: [{ action: 'update', source_type: 'voice_phone_number', source_id: id, changed_fields: ['nickname', 'capabilities.sms'] }] };
+    },
+  },
+  deletePhoneNumber: {
+    setup: (k) => newPhoneNumber(k),
+    run: async (k, id: string) => {
+      const { res } = await k.gql(k.admin, 'mutation($id: ID!) { deletePhoneNumber(id: $id) }', { id });
+      return { res, records: [{ action: 'destroy', source_type: 'voice_phone_number', source_id: id }] };
+    },
+  },
+  updateAccountSettings: {
+    run: async (k) => {
+      const { res } = await k.gql(k.admin, 'mutation { updateAccountSettings(input: { omnichannelRouting: true }) { omnichannelRouting } }');
+      return { res, records: [{ action: 'update', source_type: 'account', source_id: k.admin.accountId, changed_fields: ['omnichannel_routing'] }] };
+    },
+  },
+} satisfies Record<string, Row>);
+
 /** Every REST route that changes something, by method and path (each path of a route). */
 const ROUTES: Record<string, Row> = {
   'POST /api/v2/oauth/clients': {
     run: async (k) => {
       const { res, body } = await k.rest(k.admin, 'POST', '/api/v2/oauth/clients', { name: 'REST app', scopes: 'read', redirect_uris: 'https://rest.example.com/cb' });
       k.issued.push(body.client_secret);
-      return { res, records: [{ action: 'create', source_type: 'oauth_client', source_id: body.id, source_label: 'REST app' }] };
+      return { res, records: [{ action: 'create', source_type: 'oauth_client', source_id: body.id, source_label: 'REST app', changed_fields: ['name', 'client_type', 'scopes', 'redirect_uris', 'client_secret'] }] };
     },
   },
   'PUT /api/v2/oauth/clients/:id': {
@@ -249,6 +337,90 @@ const ROUTES: Record<string, Row> = {
     },
   },
 };
+
+Object.assign(ROUTES, {
+  'POST /api/v2/users': {
+    run: async (k) => {
+      const { res, body } = await k.rest(k.admin, 'POST', '/api/v2/users.json', { user: { name: 'Kim', email: 'kim@example.com', role: 'end_user' } });
+      return { res, records: [{ action: 'create', source_type: 'user', source_id: body.user.id, source_label: 'Kim', changed_fields: ['name', 'email', 'role'] }] };
+    },
+  },
+  'PUT /api/v2/users/:id': {
+    setup: (k) => newUser(k, 'Lee'),
+    run: async (k, id: string) => {
+      const { res } = await k.rest(k.admin, 'PUT', `/api/v2/users/${id}`, { user: { active: false } });
+      return { res, records: [{ action: 'update', source_type: 'user', source_id: id, changed_fields: ['active'] }] };
+    },
+  },
+  'DELETE /api/v2/users/:id': {
+    setup: (k) => newUser(k, 'Max'),
+    run: async (k, id: string) => {
+      const { res } = await k.rest(k.admin, 'DELETE', `/api/v2/users/${id}.json`);
+      return { res, records: [{ action: 'destroy', source_type: 'user', source_id: id, changed_fields: ['active'] }] };
+    },
+  },
+  'PUT /api/v2/users/:id/password': {
+    // the user changes their own password, with the previous one
+    run: async (k) => {
+      const { res } = await k.rest(k.endUser, 'PUT', `/api/v2/users/${k.endUser.id}/password`, { password: 'a brand new password', previous_password: k.endUser.password });
+      return { res, records: [{ action: 'update', source_type: 'user', source_id: k.endUser.id, changed_fields: ['password'], actor: k.endUser }] };
+    },
+  },
+  'POST /api/v2/users/:id/password': {
+    setup: (k) => newUser(k, 'Ned'),
+    run: async (k, id: string) => {
+      const { res } = await k.rest(k.admin, 'POST', `/api/v2/users/${id}/password`, { password: 'set by the admin' });
+      return { res, records: [{ action: 'update', source_type: 'user', source_id: id, changed_fields: ['password'] }] };
+    },
+  },
+  'POST /api/v2/groups': {
+    run: async (k) => {
+      const { res, body } = await k.rest(k.admin, 'POST', '/api/v2/groups', { group: { name: 'Billing', description: 'Invoices' } });
+      return { res, records: [{ action: 'create', source_type: 'group', source_id: body.group.id, source_label: 'Billing', changed_fields: ['name', 'description'] }] };
+    },
+  },
+  'PUT /api/v2/groups/:id': {
+    setup: (k) => newGroup(k, 'Sales'),
+    run: async (k, id: string) => {
+      const { res } = await k.rest(k.admin, 'PUT', `/api/v2/groups/${id}.json`, { group: { name: 'Sales EMEA' } });
+      return { res, records: [{ action: 'update', source_type: 'group', source_id: id, changed_fields: ['name'], source_label: 'Sales EMEA' }] };
+    },
+  },
+  'DELETE /api/v2/groups/:id': {
+    setup: (k) => newGroup(k, 'Old'),
+    run: async (k, id: string) => {
+      const { res } = await k.rest(k.admin, 'DELETE', `/api/v2/groups/${id}`);
+      return { res, records: [{ action: 'destroy', source_type: 'group', source_id: id, source_label: 'Old' }] };
+    },
+  },
+  'POST /api/v2/channels/voice/phone_numbers': {
+    run: async (k) => {
+      const { res, body } = await k.rest(k.admin, 'POST', '/api/v2/channels/voice/phone_numbers.json', { phone_number: { number: '+14155550198', callback_enabled: true } });
+      return { res, records: [{ action: 'create', source_type: 'voice_phone_number', source_id: body.phone_number.id, source_label: '+14155550198', changed_fields: ['number', 'callback_enabled', 'capabilities.voice', 'capabilities.sms', 'capabilities.mms'] }] };
+    },
+  },
+  'PUT /api/v2/channels/voice/phone_numbers/:id': {
+    setup: (k) => newPhoneNumber(k),
+    run: async (k, id: string) => {
+      const { res } = await k.rest(k.admin, 'PUT', `/api/v2/channels/voice/phone_numbers/${id}`, { phone_number: { callback_enabled: true } });
+      return { res, records: [{ action: 'update', source_type: 'voice_phone_number', source_id: id, changed_fields: ['callback_enabled'] }] };
+    },
+  },
+  'DELETE /api/v2/channels/voice/phone_numbers/:id': {
+    setup: (k) => newPhoneNumber(k),
+    run: async (k, id: string) => {
+      const { res } = await k.rest(k.admin, 'DELETE', `/api/v2/channels/voice/phone_numbers/${id}.json`);
+      return { res, records: [{ action: 'destroy', source_type: 'voice_phone_number', source_id: id }] };
+    },
+  },
+  'PUT /api/v2/account/settings': {
+    // the GraphQL row turned it on: this turns it off again
+    run: async (k) => {
+      const { res } = await k.rest(k.admin, 'PUT', '/api/v2/account/settings.json', { settings: { omnichannel_routing: false } });
+      return { res, records: [{ action: 'update', source_type: 'account', source_id: k.admin.accountId, changed_fields: ['omnichannel_routing'] }] };
+    },
+  },
+} satisfies Record<string, Row>);
 
 /** The OAuth endpoints: tokens they issue and revoke. The actor is the user the token acts as; a replay's is the system. */
 const OAUTH: Record<string, Row> = {
@@ -370,7 +542,7 @@ interface AuditRow {
   ip_address: string | null;
 }
 
-describe('audit log: every change to clients and tokens writes its record (API.md "Audit log")', () => {
+describe('audit log: every change to clients, tokens and the directory writes its record (API.md "Audit log")', () => {
   let s: OAuthStack;
   let k: Kit;
 

@@ -82,6 +82,8 @@ export class OAuthClientService {
       await tx.secrets.insertFirst(client, secret);
       await recordAudit(sql, actorOf(viewer), {
         action: 'create', sourceType: 'oauth_client', sourceId: client.id, sourceLabel: client.name,
+        // a create names the fields it set, as the directory's do (never the secret's value)
+        changedFields: ['name', ...(client.company ? ['company'] : []), 'client_type', 'scopes', 'redirect_uris', 'client_secret'],
         description: describedFor(viewer, `Created a ${client.clientType} client with scopes ${client.scopes}`),
       });
       return client;
