@@ -188,3 +188,37 @@ describe('voice phone numbers (API.md "Voice phone numbers")', () => {
     });
   });
 });
+
+// A callback request racing its number's deletion: on PostgreSQL both run at once
+// (on PGlite one after the other). Whichever order the database picks, no request
+// may stay queued on a deleted number, and none is stored after the deletion.
+describe('deleting a number while callback requests for it arrive', () => {
+  let ctx: TestContext;
+  let admin: TestUser;
+  let agent: TestUser;
+
+  beforeAll(async () => {
+    ctx = await createTestApp({ limits: { callbackRequests: 100_000 } });
+    const account = await ctx.createAccount();
+    admin = await ctx.createUser(account, 'admin');
+    agent = await ctx.createUser(account, 'agent');
+  });
+  afterAll(() => ctx.close());
+
+  it('leaves no queued request on a deleted number: each is refused (422) or cancelled with it', async () => {
+    for (let round = 0; round < 15; round++) {
+      const created = await ctx.inject({ method: 'POST', url: `/api/v2${BASE}`, headers: { ...json, authorization: admin.basic }, payload: { phone_number: { number: `+1415555${3000 + round}` } } });
+      expect(created.statusCode).toBe(201);
+      const id = created.json().phone_number.id as number;
+      const callback = () =>
+        ctx.inject({ method: 'POST', url: '/api/v2/channels/voice/callback_requests', headers: { ...json, authorization: agent.basic }, payload: { callback_request: { phone_number_id: id, requester_phone_number: '+14155552672' } } });
+      const answers = await Promise.all([callback(), callback(), ctx.inject({ method: 'DELETE', url: `/api/v2${BASE}/${id}`, headers: { authorization: admin.basic } }), callback(), callback()]);
+      expect(answers[2].statusCode).toBe(204);
+      for (const a of [answers[0], answers[1], answers[3], answers[4]]) expect([201, 422]).toContain(a.statusCode);
+      const stored = await ctx.db.sql<{ status: string }>('SELECT status::text FROM callback_requests WHERE phone_number_id = $1', [String(id)]);
+      expect(stored.filter((r) => r.status === 'queued')).toEqual([]);
+      // every 201 is a stored (and now cancelled) request; every 422 stored nothing
+      expect(stored.length).toBe([answers[0], answers[1], answers[3], answers[4]].filter((a) => a.statusCode === 201).length);
+    }
+  });
+});

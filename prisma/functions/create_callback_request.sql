@@ -31,6 +31,17 @@ BEGIN
     RETURN NEXT;
     RETURN;
   END IF;
+  -- The number must stay live until this request is stored: its row's key-share lock
+  -- waits for a deletion in progress (which locks the row FOR UPDATE) and then sees
+  -- deleted_at; a deletion that comes later waits for this transaction, and cancels
+  -- the request with the number's other queued ones. Before the window: nothing spent.
+  PERFORM 1 FROM voice_phone_numbers p
+    WHERE p.id = p_phone_number_id AND p.account_id = p_account_id AND p.deleted_at IS NULL FOR KEY SHARE;
+  IF NOT FOUND THEN
+    phone_found := false;
+    RETURN NEXT;
+    RETURN;
+  END IF;
   SELECT t.allowed, t.decided_at, t.used, t.retry_after INTO v_allowed, decided_at, used, retry_after
     FROM rate_window_take(p_bucket || ':' || p_account_id, p_limit, p_window_seconds) t;
   IF v_allowed THEN

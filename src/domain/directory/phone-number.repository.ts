@@ -116,11 +116,18 @@ export class PhoneNumberRepository {
     return row ? toRecord(row) : null;
   }
 
-  /** Soft delete: the number leaves lists, show and callback creation. null when no live number. */
+  /**
+   * Soft delete: the number leaves lists, show and callback creation. null when no
+   * live number. The row is locked FOR UPDATE (a plain UPDATE of non-key columns
+   * would not conflict with the key-share lock create_callback_request takes on it):
+   * a callback request being stored for the number finishes first (and is then
+   * cancelled by the caller), or waits and finds the number deleted.
+   */
   async softDelete(scope: AccountScope, id: bigint): Promise<PhoneNumberRecord | null> {
     const [row] = await this.db.sql<SqlRow>(
-      `UPDATE voice_phone_numbers p SET deleted_at = now(), updated_at = now()
-        WHERE p.account_id = $1 AND p.id = $2 AND p.deleted_at IS NULL
+      `WITH live AS (SELECT id FROM voice_phone_numbers WHERE account_id = $1 AND id = $2 AND deleted_at IS NULL FOR UPDATE)
+       UPDATE voice_phone_numbers p SET deleted_at = now(), updated_at = now()
+         FROM live WHERE p.id = live.id
        RETURNING ${COLUMNS}`,
       [String(scope.accountId), String(id)],
     );
