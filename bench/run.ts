@@ -1,14 +1,14 @@
 // `npm run bench` — the benchmark harness (issue 6). Starts what it needs (a
 // throwaway PostgreSQL unless BENCH_DATABASE_URL is set, the service as a built
-// production process, the two reference servers), seeds the data, runs the
-// scenarios alternating with the references round after round (load from a
-// separate autocannon process), and writes bench/results/latest.{md,json} and
-// ratios.svg.
+// production process, the reference servers: ceiling, floor, list floor), seeds
+// the data, runs the scenarios alternating with the references round after round,
+// at each of two loads (load from a separate autocannon process), and writes
+// bench/results/latest.{md,json} and ratios.svg.
 //
-//   npm run bench                    full run (100,000 tokens, 3 rounds of 6 s)
-//   npm run bench -- --quick         under 2 minutes (3 rounds of 1 s)
+//   npm run bench                    full run (100,000 tokens, 3 rounds of 6 s at 10 and at 50 connections; ~16 min)
+//   npm run bench -- --quick         a few minutes (3 rounds of 1 s)
 //   npm run bench -- --smoke --out D CI: tiny data, 1 round, judges nothing
-//   options: --tokens N, --rounds N, --duration S, --connections N, --workers N,
+//   options: --tokens N, --rounds N, --duration S, --connections 10,50 (one or more), --workers N,
 //            --pool N, --only 1,2,4 (scenario ids), --refresh-tokens N (scenario 11), --cpu-prof (service profile
 //            into <out>/profiles), --out DIR
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -24,7 +24,7 @@ import type { LoadResult, LoadSpec, RequestVariant } from './load';
 import { freePort, waitForHttp } from './net';
 import { startPostgres, type ThrowawayPostgres } from './postgres';
 import { BENCH_CLIENT, REQUESTER_PHONE, refreshTokenText, seed, tokenText, type Fixture } from './seed';
-import { writeReport, type BenchReport, type CellResult, type ScenarioSummary, type ReferenceSummary } from './report';
+import { TARGETS, writeReport, type BenchReport, type CellResult, type LoadFigures, type ReferenceKey, type ReferenceSummary, type ScenarioSummary } from './report';
 
 const ROOT = path.resolve(__dirname, '../..');
 
@@ -36,7 +36,8 @@ export interface Options {
   rounds: number;
   durationSeconds: number;
   warmupSeconds: number;
-  connections: number;
+  /** every scenario and reference is measured at each of these connection counts */
+  connections: number[];
   pipelining: number;
   workers: number;
   pool: number;
@@ -66,6 +67,15 @@ function parseArgs(argv: string[]): Options {
     return n;
   };
   const mode = flag('smoke') ? 'smoke' : flag('quick') ? 'quick' : 'full';
+  const connections = (value('connections') ?? '10,50').split(',').map((raw) => {
+    const n = Number(raw.trim());
+    if (!Number.isInteger(n) || n <= 0) throw new Error(`--connections takes positive integers separated by commas (e.g. 10,50), got "${value('connections')}"`);
+    return n;
+  });
+  if (new Set(connections).size !== connections.length) throw new Error('--connections: each connection count once');
+  // Single-use and rate-limited material is consumed by each measurement: the refresh
+  // tokens and callback accounts of the presets are per load (Basic users: see main()).
+  const loads = connections.length;
   const preset = {
     full: { tokens: 100_000, rounds: 3, duration: 6, warmup: 3, callbackAccounts: 2000, basicUsers: 10, basicRate: 50, refreshTokens: 80_000 },
     quick: { tokens: 100_000, rounds: 3, duration: 1, warmup: 1, callbackAccounts: 1000, basicUsers: 10, basicRate: 50, refreshTokens: 30_000 },
@@ -78,14 +88,14 @@ function parseArgs(argv: string[]): Options {
     rounds: Math.round(num('rounds', preset.rounds)),
     durationSeconds: num('duration', preset.duration),
     warmupSeconds: preset.warmup,
-    connections: Math.round(num('connections', 10)),
+    connections,
     pipelining: 1,
     workers: Math.round(num('workers', 1)),
     pool: Math.round(num('pool', 10)),
-    callbackAccounts: Math.round(num('callback-accounts', preset.callbackAccounts)),
+    callbackAccounts: Math.round(num('callback-accounts', preset.callbackAccounts * loads)),
     basicUsers: preset.basicUsers,
     basicRate: num('basic-rate', preset.basicRate),
-    refreshTokens: Math.round(num('refresh-tokens', preset.refreshTokens)),
+    refreshTokens: Math.round(num('refresh-tokens', preset.refreshTokens * loads)),
     only: only ? new Set(only.split(',').map((s) => s.trim())) : undefined,
     cpuProf: flag('cpu-prof'),
     out: path.resolve(value('out') ?? path.join(ROOT, 'bench/results')),
@@ -198,7 +208,6 @@ function rssOf(pid: number | undefined, field: 'VmRSS' | 'VmHWM' = 'VmRSS'): num
 export interface Scenario {
   id: string;
   name: string;
-  target: string;
   /** the load; `beside` runs at the same time (scenario 8) */
   load: Omit<LoadSpec, 'origin' | 'connections' | 'pipelining' | 'durationSeconds'>;
   beside?: Omit<LoadSpec, 'origin' | 'pipelining' | 'durationSeconds'>;
@@ -226,38 +235,38 @@ function scenarios(f: Fixture, opts: Options, cursors: CursorCodec): Scenario[] 
   const listPath = '/api/v2/oauth/tokens.json?page%5Bsize%5D=100';
   return [
     {
-      id: '1', name: 'REST GET /oauth/tokens/current.json (Bearer)', target: '≥ 0.60 × floor; ≤ 1 SQL/request',
+      id: '1', name: 'REST GET /oauth/tokens/current.json (Bearer)',
       load: { method: 'GET', path: '/api/v2/oauth/tokens/current.json', variants: hundred },
     },
     {
-      id: '2', name: 'GraphQL { currentOAuthToken { id scopes } } (Bearer)', target: '≥ 0.80 × scenario 1',
+      id: '2', name: 'GraphQL { currentOAuthToken { id scopes } } (Bearer)',
       load: { method: 'POST', path: '/graphql', body: gql('{ currentOAuthToken { id scopes } }'), variants: hundred },
     },
     {
-      id: '3', name: 'REST GET /oauth/tokens/{id}.json (admin Bearer)', target: '≥ 0.45 × floor',
+      id: '3', name: 'REST GET /oauth/tokens/{id}.json (admin Bearer)',
       load: { method: 'GET', path: '/', headers: admin, variants: spread(1000, f.tokens).map((i) => ({ path: `/api/v2/oauth/tokens/${tokenId(i)}.json` })) },
     },
     {
-      id: '4a', name: 'REST list, cursor, page[size]=100: first page', target: '(reference for 4b)',
+      id: '4a', name: 'REST list, cursor, page[size]=100: first page',
       load: { method: 'GET', path: listPath, headers: admin },
     },
     {
-      id: '4b', name: `REST list, cursor, page[size]=100: page after 95% of ${f.tokens.toLocaleString('en')}`, target: 'p50 deep / first ≤ 1.25',
+      id: '4b', name: `REST list, cursor, page[size]=100: page after 95% of ${f.tokens.toLocaleString('en')}`,
       load: { method: 'GET', path: `${listPath}&page%5Bafter%5D=${deepAfter}`, headers: admin },
     },
     {
-      id: '5', name: 'GraphQL oauthTokens(first: 100) { … client { name } user { email } }', target: '≤ 4 SQL/request',
+      id: '5', name: 'GraphQL oauthTokens(first: 100) { … client { name } user { email } }',
       load: {
         method: 'POST', path: '/graphql', headers: admin,
         body: gql('{ oauthTokens(first: 100) { edges { node { id client { name } user { email } } } } }'),
       },
     },
     {
-      id: '6', name: 'REST POST /oauth/tokens', target: '≥ 0.30 × floor',
+      id: '6', name: 'REST POST /oauth/tokens',
       load: { method: 'POST', path: '/api/v2/oauth/tokens.json', headers: admin, body: JSON.stringify({ token: { client_id: Number(f.clientId), scopes: ['read'] } }) },
     },
     {
-      id: '7', name: `REST POST /channels/voice/callback_requests (over ${f.callback.length} accounts)`, target: '≥ 0.25 × floor',
+      id: '7', name: `REST POST /channels/voice/callback_requests (over ${f.callback.length} accounts)`,
       rotating: true,
       load: {
         method: 'POST', path: '/api/v2/channels/voice/callback_requests.json',
@@ -268,21 +277,21 @@ function scenarios(f: Fixture, opts: Options, cursors: CursorCodec): Scenario[] 
       },
     },
     {
-      id: '9', name: 'POST /oauth/introspect (client Basic, a hundred tokens)', target: '≥ 0.60 × floor',
+      id: '9', name: 'POST /oauth/introspect (client Basic, a hundred tokens)',
       load: {
         method: 'POST', path: '/oauth/introspect', headers: { ...FORM, ...basicAuth(BENCH_CLIENT.identifier, BENCH_CLIENT.secret) },
         variants: spread(100, f.tokens).map((i) => ({ body: form({ token: tokenText(i) }) })),
       },
     },
     {
-      id: '10', name: 'POST /oauth/tokens grant_type=client_credentials (client Basic)', target: '≥ 0.30 × floor',
+      id: '10', name: 'POST /oauth/tokens grant_type=client_credentials (client Basic)',
       load: {
         method: 'POST', path: '/oauth/tokens', headers: { ...FORM, ...basicAuth(BENCH_CLIENT.identifier, BENCH_CLIENT.secret) },
         body: form({ grant_type: 'client_credentials', scope: 'read' }),
       },
     },
     {
-      id: '11', name: `POST /oauth/tokens grant_type=refresh_token (rotation; ${f.refreshTokens.toLocaleString('en')} single-use tokens)`, target: '≥ 0.25 × floor',
+      id: '11', name: `POST /oauth/tokens grant_type=refresh_token (rotation; ${f.refreshTokens.toLocaleString('en')} single-use tokens)`,
       rotating: true, singleUse: true,
       load: {
         method: 'POST', path: '/oauth/tokens', headers: { ...FORM, ...basicAuth(BENCH_CLIENT.identifier, BENCH_CLIENT.secret) },
@@ -290,7 +299,7 @@ function scenarios(f: Fixture, opts: Options, cursors: CursorCodec): Scenario[] 
       },
     },
     {
-      id: '8', name: `Basic auth at ${opts.basicRate} req/s (${opts.basicUsers} new users each) beside scenario 1`, target: 'scenario 1 loses ≤ 20%; report Basic p50',
+      id: '8', name: `Basic auth at ${opts.basicRate} req/s (${opts.basicUsers} new users each) beside scenario 1`,
       load: { method: 'GET', path: '/api/v2/oauth/tokens/current.json', variants: hundred },
       beside: {
         method: 'POST', path: '/graphql', body: gql('{ me { id email } }'), connections: Math.max(1, Math.min(50, Math.floor(opts.basicRate))), overallRate: opts.basicRate,
@@ -301,6 +310,50 @@ function scenarios(f: Fixture, opts: Options, cursors: CursorCodec): Scenario[] 
     },
   ];
 }
+
+// ---------------------------------------------------------------- plan
+
+/** The scenarios, in the order scenarios() lists them (the plan and its duration are known before the seed). */
+const SCENARIO_IDS = ['1', '2', '3', '4a', '4b', '5', '6', '7', '9', '10', '11', '8'];
+/** scenarios with a load beside them: measured alone right before (`<id>:alone`) */
+const WITH_BESIDE = new Set(['8']);
+const ALONE = ':alone';
+/** the list scenarios: 4a and 5 are compared with the list floor, 4b with its deep variant (the same page) */
+const LIST_SCENARIOS = new Set(['4a', '4b', '5']);
+const listFloorOf = (id: string): ReferenceKey => (id === '4b' ? 'list-floor-deep' : 'list-floor');
+
+interface Group {
+  /** scenario ids */
+  scenarios: string[];
+  /** measured before the group's scenarios, at each load */
+  references: ReferenceKey[];
+  /** what is measured after the references, in order */
+  keys: string[];
+}
+
+const chooses = (opts: Options, id: string) => !opts.only || opts.only.has(id) || opts.only.has(id.replace(/[ab]$/, ''));
+
+/** Groups of three scenarios; the list floors are measured only before a group that holds a list scenario. */
+function plan(ids: string[]): Group[] {
+  const groups: Group[] = [];
+  for (let i = 0; i < ids.length; i += 3) {
+    const scenarios = ids.slice(i, i + 3);
+    const references: ReferenceKey[] = ['floor', 'ceiling'];
+    for (const key of new Set(scenarios.filter((id) => LIST_SCENARIOS.has(id)).map(listFloorOf))) references.push(key);
+    groups.push({ scenarios, references, keys: scenarios.flatMap((id) => (WITH_BESIDE.has(id) ? [id + ALONE, id] : [id])) });
+  }
+  return groups;
+}
+
+/** Wall time the run should take: measurements, warm-up, seed and start-up (per-measurement overheads measured on 2 cores). */
+function expectedSeconds(opts: Options, groups: Group[]): number {
+  const perRound = groups.reduce((n, g) => n + g.references.length + g.keys.length, 0) * opts.connections.length;
+  const warmups = new Set(groups.flatMap((g) => [...g.references, ...g.scenarios.filter((id) => id !== '7')])).size;
+  const setup = 15 + (opts.tokens + opts.refreshTokens) / 20_000;
+  return opts.rounds * perRound * (opts.durationSeconds + 0.5) + warmups * (opts.warmupSeconds + 1) + setup;
+}
+
+const minutes = (seconds: number) => (seconds < 120 ? `${seconds.toFixed(0)} s` : `${(seconds / 60).toFixed(1)} min`);
 
 // ---------------------------------------------------------------- measuring
 
@@ -342,7 +395,14 @@ async function main(): Promise<void> {
   const log = (line: string) => console.log(`[bench ${((Date.now() - started) / 1000).toFixed(0).padStart(3)}s] ${line}`);
   const tmp = mkdtempSync(path.join(os.tmpdir(), 'bench-run-'));
   mkdirSync(opts.out, { recursive: true });
-  log(`mode ${opts.mode}: ${opts.tokens.toLocaleString('en')} tokens, ${opts.rounds} round(s) of ${opts.durationSeconds} s, ${opts.connections} connections, pipelining ${opts.pipelining}`);
+  const groups = plan(SCENARIO_IDS.filter((id) => chooses(opts, id)));
+  const expected = expectedSeconds(opts, groups);
+  log(
+    `mode ${opts.mode}: ${opts.tokens.toLocaleString('en')} tokens, ${opts.rounds} round(s) of ${opts.durationSeconds} s at ${opts.connections.join(' and ')} connections, pipelining ${opts.pipelining}; ` +
+      `expected duration ≈ ${minutes(expected)}`,
+  );
+  // each load measures every scenario once per round, so each consumes its own share of these
+  const measurementsOf8 = opts.rounds * opts.connections.length + 1;
 
   try {
     // 1. database
@@ -366,10 +426,10 @@ async function main(): Promise<void> {
 
     // 2. seed
     const hashKey = randomBytes(32).toString('hex');
-    // Basic users: a fresh set for the warm-up and for each round (scenario 8)
+    // Basic users: a fresh set for the warm-up and for each measurement of scenario 8
     const fixture = await seed({
-      url, hashKey, tokens: opts.tokens, callbackAccounts: opts.callbackAccounts, basicUsers: opts.basicUsers * (opts.rounds + 1), log,
-      refreshTokens: !opts.only || opts.only.has('11') ? opts.refreshTokens : 0,
+      url, hashKey, tokens: opts.tokens, callbackAccounts: opts.callbackAccounts, basicUsers: opts.basicUsers * measurementsOf8, log,
+      refreshTokens: chooses(opts, '11') ? opts.refreshTokens : 0,
     });
     log(`seeded ${opts.tokens.toLocaleString('en')} tokens and ${opts.callbackAccounts} callback accounts in ${fixture.seconds.toFixed(1)} s (hashes by ${fixture.hashedBy})`);
 
@@ -377,34 +437,55 @@ async function main(): Promise<void> {
     const profiles = path.join(opts.out, 'profiles');
     if (opts.cpuProf) mkdirSync(profiles, { recursive: true });
     const common = { DATABASE_URL: url, HASH_KEY: hashKey, DB_POOL_SIZE: String(opts.pool) };
-    const [service, ceiling, floor] = await Promise.all([
+    const [service, ceiling, floor, listFloor] = await Promise.all([
       startServer('service', path.join(ROOT, 'dist/src/main.js'), { ...common, BENCH_MODE: 'true', WEB_CONCURRENCY: String(opts.workers) }, opts.cpuProf ? ['--cpu-prof', `--cpu-prof-dir=${profiles}`] : []),
       startServer('ceiling', path.join(__dirname, 'references/ceiling.js'), {}),
       startServer('floor', path.join(__dirname, 'references/floor.js'), common),
+      startServer('list floor', path.join(__dirname, 'references/list-floor.js'), common),
     ]);
-    log(`service (pid ${service.child.pid}, ${opts.workers} worker(s), pool ${opts.pool}), ceiling and floor listening`);
+    log(`service (pid ${service.child.pid}, ${opts.workers} worker(s), pool ${opts.pool}), ceiling, floor and list floor listening`);
 
     const all = scenarios(fixture, opts, new CursorCodec(Buffer.from(hashKey, 'utf8')));
-    const chosen = all.filter((s) => !opts.only || opts.only.has(s.id) || opts.only.has(s.id.replace(/[ab]$/, '')));
-    const refs = {
-      ceiling: { method: 'GET' as const, path: '/ceiling' },
-      floor: { method: 'GET' as const, path: '/floor', variants: spread(100, fixture.tokens).map((i) => ({ headers: bearer(tokenText(i)) })) },
+    if (all.map((s) => s.id).join() !== SCENARIO_IDS.join() || all.some((s) => !!s.beside !== WITH_BESIDE.has(s.id))) {
+      throw new Error('bench/run.ts: SCENARIO_IDS and WITH_BESIDE must list the scenarios as scenarios() defines them');
+    }
+    const chosen = all.filter((s) => chooses(opts, s.id));
+    const scenarioLoad = (id: string) => all.find((s) => s.id === id)!.load;
+    const refs: Record<ReferenceKey, Omit<LoadSpec, 'origin' | 'connections' | 'pipelining' | 'durationSeconds'>> = {
+      ceiling: { method: 'GET', path: '/ceiling' },
+      floor: { method: 'GET', path: '/floor', variants: spread(100, fixture.tokens).map((i) => ({ headers: bearer(tokenText(i)) })) },
+      // the same request as scenario 4a (first page) and 4b (deep page), to the list floor
+      'list-floor': { ...scenarioLoad('4a') },
+      'list-floor-deep': { ...scenarioLoad('4b') },
     };
+    const servers: Record<ReferenceKey, Server> = { ceiling, floor, 'list-floor': listFloor, 'list-floor-deep': listFloor };
+    const isReference = (key: string): key is ReferenceKey => key in refs;
+    // the list floor must read the rows the list scenarios return, or its ratios mean nothing
+    for (const [id, key] of [['4a', 'list-floor'], ['4b', 'list-floor-deep']] as const) {
+      if (!groups.some((g) => g.references.includes(key))) continue;
+      const ids = async (origin: string) => {
+        const { method, path: p, headers } = refs[key];
+        const res = await fetch(`${origin}${p}`, { method, headers });
+        const body = (await res.json()) as { tokens?: { id: number }[] };
+        if (!res.ok || !body.tokens?.length) throw new Error(`${origin}${p} answered ${res.status}: ${JSON.stringify(body).slice(0, 300)}`);
+        return body.tokens.map((t) => t.id).join();
+      };
+      if ((await ids(service.origin)) !== (await ids(listFloor.origin))) throw new Error(`the list floor does not return the tokens of scenario ${id}`);
+    }
     const offsets = new Map<string, number>();
     let besideMeasurements = 0;
 
     // A scenario with a load beside it is measured twice in a row: `<id>:alone` (its own
     // load only) right before `<id>` (both loads), so that the loss it reports compares
     // two measurements seconds apart, not minutes (the machine's speed drifts in between).
-    const ALONE = ':alone';
-    const measure = async (key: string, round: number, duration: number): Promise<CellResult> => {
+    const measure = async (key: string, round: number, group: number, connections: number, duration: number): Promise<CellResult> => {
       const alone = key.endsWith(ALONE) ? chosen.find((s) => s.id + ALONE === key) : undefined;
       const scenario = alone ? { ...alone, beside: undefined } : chosen.find((s) => s.id === key);
-      const server = key === 'ceiling' ? ceiling : key === 'floor' ? floor : service;
-      const base = { origin: server.origin, connections: opts.connections, pipelining: opts.pipelining, durationSeconds: duration };
-      let spec: LoadSpec = scenario ? { ...base, ...scenario.load } : { ...base, ...refs[key as 'ceiling' | 'floor'] };
+      const server = isReference(key) ? servers[key] : service;
+      const base = { origin: server.origin, connections, pipelining: opts.pipelining, durationSeconds: duration };
+      let spec: LoadSpec = scenario ? { ...base, ...scenario.load } : { ...base, ...refs[key as ReferenceKey] };
       if (scenario?.rotating && spec.variants) {
-        // each callback account takes one request per cycle, across measurements
+        // each callback account takes one request per cycle, across measurements (and loads)
         const at = offsets.get(key) ?? 0;
         spec = { ...spec, variants: [...spec.variants.slice(at), ...spec.variants.slice(0, at)] };
       }
@@ -414,87 +495,97 @@ async function main(): Promise<void> {
       const poll = setInterval(() => (peak = Math.max(peak, rssOf(pid) ?? 0)), 200);
       const loads: Promise<LoadResult & { issued?: number }>[] = [runLoader(spec, tmp)];
       if (scenario?.beside) {
-        const variants = scenario.besideVariants?.(besideMeasurements++ % (opts.rounds + 1));
+        const variants = scenario.besideVariants?.(besideMeasurements++ % measurementsOf8);
         loads.push(runLoader({ ...scenario.beside, variants, origin: server.origin, pipelining: 1, durationSeconds: duration } as LoadSpec, tmp));
       }
       const [main, beside] = await Promise.all(loads);
       clearInterval(poll);
       const after = server === service ? await settledStats(service.origin) : undefined;
       // a single-use variant may have been sent without its answer being counted: skip one per connection
-      const used = main.responses + (scenario?.singleUse ? opts.connections : 0);
+      const used = main.responses + (scenario?.singleUse ? connections : 0);
       if (scenario?.rotating && spec.variants) offsets.set(key, ((offsets.get(key) ?? 0) + used) % spec.variants.length);
       // requests the service received (in-flight ones at the end included), else the responses autocannon saw
       const responses = before?.requests !== undefined && after?.requests !== undefined ? after.requests - before.requests : main.responses + (beside?.responses ?? 0);
       peak = Math.max(peak, rssOf(pid) ?? 0, after?.rss ?? 0);
       return {
-        key, round, ...main,
+        key, round, group, connections, ...main,
         sqlPerRequest: before && after && responses ? (after.sqlStatements - before.sqlStatements) / responses : undefined,
         peakRss: peak || undefined,
         beside: beside && { rps: beside.rps, p50: beside.p50, p99: beside.p99, ok: beside.ok, non2xx: beside.non2xx, errors: beside.errors },
       };
     };
 
-    // 4. warm-up: JIT, plan caches, pools
-    for (const key of ['ceiling', 'floor', ...chosen.map((s) => s.id)]) {
-      if (key === '7') continue; // its budget is for the measurements
-      await measure(key, 0, opts.warmupSeconds);
+    // 4. warm-up: JIT, plan caches, pools (at the largest load, so every pool connection opens)
+    const busiest = Math.max(...opts.connections);
+    const warmed = new Set<string>();
+    for (const g of groups) {
+      for (const key of [...g.references, ...g.scenarios]) {
+        if (key === '7' || warmed.has(key)) continue; // 7: its budget is for the measurements
+        warmed.add(key);
+        await measure(key, 0, -1, busiest, opts.warmupSeconds);
+      }
     }
     log('warmed up');
 
-    // 5. rounds: references, then a few scenarios, references again, …  (A B A B …)
-    const groups: string[][] = [];
-    for (let i = 0; i < chosen.length; i += 3) groups.push(chosen.slice(i, i + 3).map((s) => s.id));
+    // 5. rounds: for each group and each load, the references, then the group's scenarios (A B A B …)
     const cells: CellResult[] = [];
     for (let round = 1; round <= opts.rounds; round++) {
-      for (const group of groups) {
-        const keys = group.flatMap((id) => (chosen.find((s) => s.id === id)?.beside ? [id + ALONE, id] : [id]));
-        for (const key of ['floor', 'ceiling', ...keys]) {
-          const cell = await measure(key, round, opts.durationSeconds);
-          (cell as CellResult & { group: number }).group = groups.indexOf(group);
-          cells.push(cell);
-          const extra = cell.beside ? `; beside: ${cell.beside.rps.toFixed(0)} req/s, p50 ${cell.beside.p50.toFixed(1)} ms` : '';
-          const bad = cell.non2xx || cell.errors ? ` (${cell.non2xx} non-2xx ${JSON.stringify(cell.statusCodes)}, ${cell.errors} errors)` : '';
-          log(`round ${round} ${key.padEnd(8)} ${cell.rps.toFixed(0).padStart(6)} req/s  p50 ${cell.p50.toFixed(2)} ms  p99 ${cell.p99.toFixed(2)} ms${cell.sqlPerRequest === undefined ? '' : `  SQL/req ${cell.sqlPerRequest.toFixed(2)}`}${extra}${bad}`);
+      for (const [g, group] of groups.entries()) {
+        for (const connections of opts.connections) {
+          for (const key of [...group.references, ...group.keys]) {
+            const cell = await measure(key, round, g, connections, opts.durationSeconds);
+            cells.push(cell);
+            const extra = cell.beside ? `; beside: ${cell.beside.rps.toFixed(0)} req/s, p50 ${cell.beside.p50.toFixed(1)} ms` : '';
+            const bad = cell.non2xx || cell.errors ? ` (${cell.non2xx} non-2xx ${JSON.stringify(cell.statusCodes)}, ${cell.errors} errors)` : '';
+            log(`round ${round} ${String(connections).padStart(3)} conn ${key.padEnd(15)} ${cell.rps.toFixed(0).padStart(6)} req/s  p50 ${cell.p50.toFixed(2)} ms  p99 ${cell.p99.toFixed(2)} ms${cell.sqlPerRequest === undefined ? '' : `  SQL/req ${cell.sqlPerRequest.toFixed(2)}`}${extra}${bad}`);
+          }
         }
       }
     }
     const peakRssOverall = rssOf(service.child.pid, 'VmHWM');
 
     // a CPU profile is written on a clean exit only: give the service its full shutdown time
-    await Promise.all([service.stop(opts.cpuProf ? 30_000 : 3000), ceiling.stop(), floor.stop()]);
+    await Promise.all([service.stop(opts.cpuProf ? 30_000 : 3000), ceiling.stop(), floor.stop(), listFloor.stop()]);
 
-    // 6. summarise: every ratio against the references measured just before it, in the same round
-    const refOf = (cell: CellResult & { group?: number }, key: string) =>
-      cells.find((c) => c.key === key && c.round === cell.round && (c as { group?: number }).group === cell.group);
+    // 6. summarise: every ratio against the references measured just before it, in the same round, group and load
+    const sameGroup = (cell: CellResult, key: string) =>
+      cells.find((c) => c.key === key && c.round === cell.round && c.group === cell.group && c.connections === cell.connections);
+    const sameRound = (cell: CellResult, key: string) => cells.find((c) => c.key === key && c.round === cell.round && c.connections === cell.connections);
     const summaries: ScenarioSummary[] = chosen.map((s) => {
-      const mine = cells.filter((c) => c.key === s.id);
-      const vs = (key: string) => median(mine.map((c) => c.rps / (refOf(c, key)?.rps ?? NaN)));
-      const s1 = (c: CellResult) => cells.find((x) => x.key === '1' && x.round === c.round);
-      const sum: ScenarioSummary = {
-        id: s.id, name: s.name, target: s.target, rounds: mine,
-        rps: median(mine.map((c) => c.rps)), p50: median(mine.map((c) => c.p50)), p99: median(mine.map((c) => c.p99)),
-        vsFloor: vs('floor'), vsCeiling: vs('ceiling'),
-        sqlPerRequest: median(mine.map((c) => c.sqlPerRequest ?? NaN)),
-        peakRss: Math.max(0, ...mine.map((c) => c.peakRss ?? 0)) || undefined,
-        non2xx: mine.reduce((n, c) => n + c.non2xx, 0), errors: mine.reduce((n, c) => n + c.errors, 0),
-      };
-      if (s.id === '2') sum.vsScenario1 = median(mine.map((c) => c.rps / (s1(c)?.rps ?? NaN)));
-      if (s.id === '8') {
-        const aloneBefore = (c: CellResult) => cells.find((x) => x.key === s.id + ALONE && x.round === c.round);
-        sum.vsScenario1 = median(mine.map((c) => c.rps / (aloneBefore(c)?.rps ?? NaN)));
-        sum.basicP50 = median(mine.map((c) => c.beside?.p50 ?? NaN));
-        sum.basicRps = median(mine.map((c) => c.beside?.rps ?? NaN));
-      }
-      if (s.id === '4b') {
-        const first = (c: CellResult) => cells.find((x) => x.key === '4a' && x.round === c.round);
-        sum.deepOverFirst = median(mine.map((c) => c.p50 / (first(c)?.p50 ?? NaN)));
-      }
-      return sum;
+      const loads = opts.connections.map((connections): LoadFigures => {
+        const mine = cells.filter((c) => c.key === s.id && c.connections === connections);
+        const ratio = (other: (c: CellResult) => CellResult | undefined, field: 'rps' | 'p50' = 'rps') =>
+          median(mine.map((c) => c[field] / (other(c)?.[field] ?? NaN)));
+        const l: LoadFigures = {
+          connections,
+          rps: median(mine.map((c) => c.rps)), p50: median(mine.map((c) => c.p50)), p99: median(mine.map((c) => c.p99)),
+          vsFloor: ratio((c) => sameGroup(c, 'floor')), vsCeiling: ratio((c) => sameGroup(c, 'ceiling')),
+          sqlPerRequest: median(mine.map((c) => c.sqlPerRequest ?? NaN)),
+          peakRss: Math.max(0, ...mine.map((c) => c.peakRss ?? 0)) || undefined,
+          non2xx: mine.reduce((n, c) => n + c.non2xx, 0), errors: mine.reduce((n, c) => n + c.errors, 0),
+        };
+        if (LIST_SCENARIOS.has(s.id)) l.vsListFloor = ratio((c) => sameGroup(c, listFloorOf(s.id)));
+        if (s.id === '2') l.vsScenario1 = ratio((c) => sameRound(c, '1'));
+        if (s.id === '8') {
+          l.vsScenario1 = ratio((c) => sameRound(c, s.id + ALONE));
+          l.basicP50 = median(mine.map((c) => c.beside?.p50 ?? NaN));
+          l.basicRps = median(mine.map((c) => c.beside?.rps ?? NaN));
+        }
+        if (s.id === '4b') l.deepOverFirst = ratio((c) => sameRound(c, '4a'), 'p50');
+        return l;
+      });
+      return { id: s.id, name: s.name, target: TARGETS[s.id]?.text ?? '', loads, rounds: cells.filter((c) => c.key === s.id || c.key === s.id + ALONE) };
     });
-    const reference = (key: 'ceiling' | 'floor'): ReferenceSummary => {
-      const mine = cells.filter((c) => c.key === key);
-      return { rps: median(mine.map((c) => c.rps)), p50: median(mine.map((c) => c.p50)), p99: median(mine.map((c) => c.p99)), measurements: mine.length, peakRss: Math.max(0, ...mine.map((c) => c.peakRss ?? 0)) || undefined };
-    };
+    const references: ReferenceSummary[] = (Object.keys(refs) as ReferenceKey[]).flatMap((key) =>
+      opts.connections.flatMap((connections) => {
+        const mine = cells.filter((c) => c.key === key && c.connections === connections);
+        if (!mine.length) return [];
+        return [{
+          key, connections, rps: median(mine.map((c) => c.rps)), p50: median(mine.map((c) => c.p50)), p99: median(mine.map((c) => c.p99)),
+          measurements: mine.length, peakRss: Math.max(0, ...mine.map((c) => c.peakRss ?? 0)) || undefined,
+        }];
+      }),
+    );
     const report: BenchReport = {
       meta: {
         date: new Date().toISOString(),
@@ -514,14 +605,15 @@ async function main(): Promise<void> {
         seedSeconds: fixture.seconds,
         hashedBy: fixture.hashedBy,
         servicePeakRss: peakRssOverall,
+        expectedSeconds: expected,
         totalSeconds: (Date.now() - started) / 1000,
         only: opts.only ? [...opts.only] : undefined,
       },
-      references: { ceiling: reference('ceiling'), floor: reference('floor') },
+      references,
       scenarios: summaries,
     };
     const files = writeReport(report, opts.out, path.join(ROOT, 'bench/tuning-log.md'));
-    log(`report: ${files.join(', ')} (${report.meta.totalSeconds.toFixed(0)} s in all)`);
+    log(`report: ${files.join(', ')} (${report.meta.totalSeconds.toFixed(0)} s in all, ${minutes(expected)} expected)`);
   } finally {
     rmSync(tmp, { recursive: true, force: true });
     cleanupSync();

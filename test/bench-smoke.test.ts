@@ -8,9 +8,12 @@ import { ensureBuilt, ROOT, tempDir } from './helpers/processes';
 // (database, seed, service, references, autocannon, report) on tiny data. It
 // judges no number: CI machines are too noisy for that.
 
-jest.setTimeout(150_000);
+// Two loads (10 and 50 connections) measure every scenario and reference twice.
+jest.setTimeout(300_000);
 
 const SCENARIOS = ['1', '2', '3', '4a', '4b', '5', '6', '7', '9', '10', '11', '8'];
+const LOADS = [10, 50];
+const REFERENCES = ['floor', 'ceiling', 'list-floor', 'list-floor-deep'];
 
 describeOnPostgres('npm run bench -- --smoke', () => {
   let out: ReturnType<typeof tempDir>;
@@ -26,7 +29,7 @@ describeOnPostgres('npm run bench -- --smoke', () => {
       execFile(
         process.execPath,
         [path.join(ROOT, 'dist/bench/run.js'), '--smoke', '--out', out.path],
-        { cwd: ROOT, env: { PATH: process.env.PATH, HOME: process.env.HOME, BENCH_DATABASE_URL: db.url }, timeout: 140_000, maxBuffer: 16 * 2 ** 20 },
+        { cwd: ROOT, env: { PATH: process.env.PATH, HOME: process.env.HOME, BENCH_DATABASE_URL: db.url }, timeout: 280_000, maxBuffer: 16 * 2 ** 20 },
         (err, stdout, stderr) => resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
       );
     });
@@ -36,31 +39,56 @@ describeOnPostgres('npm run bench -- --smoke', () => {
     out?.remove();
   });
 
-  it('exits 0 after running every scenario against the service and both references', () => {
+  it('exits 0 after running every scenario and every reference at both loads', () => {
     expect({ code: run.code, stderr: run.stderr }).toEqual({ code: 0, stderr: expect.any(String) });
-    for (const key of ['floor', 'ceiling', ...SCENARIOS]) expect(run.stdout).toMatch(new RegExp(`round 1 ${key}\\s+\\d+ req/s`));
+    expect(run.stdout).toMatch(/expected duration ≈ \d/);
+    for (const c of LOADS) {
+      for (const key of [...REFERENCES, ...SCENARIOS]) expect(run.stdout).toMatch(new RegExp(`round 1 +${c} conn ${key}\\s+\\d+ req/s`));
+    }
   });
 
   it('writes latest.json with req/s, latencies, ratios and SQL statements per request for every scenario', () => {
     const report = JSON.parse(readFileSync(path.join(out.path, 'latest.json'), 'utf8'));
-    expect(report.meta).toMatchObject({ mode: 'smoke', judged: false, tokens: 200, pipelining: 1, connections: expect.any(Number) });
+    expect(report.meta).toMatchObject({ mode: 'smoke', judged: false, tokens: 200, pipelining: 1, connections: LOADS });
     expect(report.scenarios.map((s: { id: string }) => s.id)).toEqual(SCENARIOS);
     for (const s of report.scenarios) {
-      // every request of the smoke run succeeded: the harness's requests are valid ones
-      expect({ id: s.id, non2xx: s.non2xx, errors: s.errors }).toEqual({ id: s.id, non2xx: 0, errors: 0 });
-      for (const field of ['rps', 'p50', 'p99', 'vsFloor', 'vsCeiling', 'sqlPerRequest']) {
-        expect({ id: s.id, field, ok: Number.isFinite(s[field]) && s[field] > 0 }).toEqual({ id: s.id, field, ok: true });
+      expect(s.loads.map((l: { connections: number }) => l.connections)).toEqual(LOADS);
+      for (const l of s.loads) {
+        const at = { id: s.id, connections: l.connections };
+        // every request of the smoke run succeeded: the harness's requests are valid ones
+        expect({ ...at, non2xx: l.non2xx, errors: l.errors }).toEqual({ ...at, non2xx: 0, errors: 0 });
+        const fields = ['rps', 'p50', 'p99', 'vsFloor', 'vsCeiling', 'sqlPerRequest', ...(['4a', '4b', '5'].includes(s.id) ? ['vsListFloor'] : [])];
+        for (const field of fields) expect({ ...at, field, ok: Number.isFinite(l[field]) && l[field] > 0 }).toEqual({ ...at, field, ok: true });
+        // each target's figures are there (judged as nothing in smoke mode)
+        expect({ ...at, metrics: l.metrics?.length > 0 && l.metrics.every((m: { value: number }) => Number.isFinite(m.value)) }).toEqual({ ...at, metrics: true });
       }
     }
-    for (const ref of ['ceiling', 'floor']) expect(report.references[ref].rps).toBeGreaterThan(0);
+    for (const key of REFERENCES) {
+      for (const c of LOADS) {
+        const ref = report.references.find((r: { key: string; connections: number }) => r.key === key && r.connections === c);
+        expect({ key, c, rps: ref?.rps > 0 }).toEqual({ key, c, rps: true });
+      }
+    }
     const s8 = report.scenarios.find((s: { id: string }) => s.id === '8');
-    expect(s8.basicP50).toBeGreaterThan(0);
+    for (const l of s8.loads) expect(l.basicP50).toBeGreaterThan(0);
   });
 
-  it('writes latest.md with a row of numbers per scenario, and the ratios chart', () => {
+  it('writes latest.md with the targets at both loads, a row of numbers per scenario and load, the list floor, and the ratios chart', () => {
     const md = readFileSync(path.join(out.path, 'latest.md'), 'utf8');
-    for (const id of SCENARIOS) expect(md).toMatch(new RegExp(`^\\| ${id} \\| [^|]+ \\| [\\d,]+ \\| [\\d.]+ \\| [\\d.]+ \\| [\\d.]+ \\| [\\d.]+ \\| [\\d.]+ \\|`, 'm'));
-    expect(md).toMatch(/connections, pipelining 1/);
+    const tables = md.split(/^## Measurements at (\d+) connections$/m);
+    expect(tables.filter((_, i) => i % 2 === 1).map(Number)).toEqual(LOADS);
+    for (const table of tables.filter((_, i) => i % 2 === 0).slice(1)) {
+      for (const id of SCENARIOS) {
+        // req/s, p50, p99, × floor, × list floor (list scenarios only), × ceiling, SQL/req
+        const listFloor = ['4a', '4b', '5'].includes(id) ? '[\\d.]+' : '–';
+        expect(table).toMatch(new RegExp(`^\\| ${id} \\| [^|]+ \\| [\\d,]+ \\| [\\d.]+ \\| [\\d.]+ \\| [\\d.]+ \\| ${listFloor} \\| [\\d.]+ \\| [\\d.]+ \\|`, 'm'));
+      }
+    }
+    expect(md).toMatch(/^\| # \| scenario \| target \| 10 connections \| 50 connections \| met\? \|$/m);
+    expect(md).toMatch(/^\| 5 \| [^|]+ \| ≥ 0\.50 × list floor; ≤ 4 SQL\/request \| [\d.]+ × list floor, [\d.]+ SQL\/request \| [\d.]+ × list floor, [\d.]+ SQL\/request \|/m);
+    expect(md).toMatch(/^\| list floor: [^|]+ \| 50 \| [\d,]+ \|/m);
+    expect(md).toMatch(/```sql\nWITH viewer AS/);
+    expect(md).toMatch(/10 and 50 connections \(each measurement at each\), pipelining 1/);
     expect(existsSync(path.join(out.path, 'ratios.svg'))).toBe(true);
     expect(readFileSync(path.join(out.path, 'ratios.svg'), 'utf8')).toMatch(/^<svg[\s\S]*<rect[\s\S]*<\/svg>\s*$/);
   });

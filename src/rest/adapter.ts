@@ -1,5 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { execute, Kind, validate, type DocumentNode, type GraphQLSchema } from 'graphql';
+import { Kind, validate, type DocumentNode, type GraphQLSchema } from 'graphql';
+import { prepareOperation } from '../graphql/executor';
 import type { TypedDocumentNode } from '@graphql-typed-document-node/core';
 import { BadRequestError, DomainError } from '../domain/errors';
 import { authorize, isPermission, type Permission } from '../domain/authorization';
@@ -89,6 +90,8 @@ export function registerRestRoutes(
     const errors = validate(schema, route.document);
     if (errors.length) throw new Error(`REST operation for ${route.method} ${route.paths[0]} is invalid: ${errors.map((e) => e.message).join('; ')}`);
     const permission = rootPermission(schema, route.document);
+    // compiled once, here (src/graphql/executor.ts)
+    const execute = prepareOperation(schema, route.document);
 
     const handler = async (request: FastifyRequest, reply: FastifyReply) => {
       const params = { ...(request.params as Record<string, string>) };
@@ -100,7 +103,7 @@ export function registerRestRoutes(
       const context = await buildContext(request);
       authorize(context.viewer, permission);
       const rest: RestRequest = { params, query: request.query as Record<string, unknown>, body: raw as Record<string, unknown> | undefined, baseUrl: context.baseUrl, url: request.url };
-      const result = await execute({ schema, document: route.document, variableValues: route.variables(rest) as Record<string, unknown>, contextValue: context });
+      const result = await execute(context, route.variables(rest) as Record<string, unknown>);
       if (result.errors?.length) {
         const first = result.errors[0];
         const cause = first.originalError ?? first;

@@ -14,6 +14,7 @@ import { contextError, createFormatError, responseHead } from '../../graphql/err
 import { graphqlLimits } from '../../graphql/limits';
 import type { GraphQLContext } from '../../graphql/context';
 import type { ContextBuilder } from '../request-context';
+import { compiledExecutorGateway } from '../../graphql/executor';
 
 export interface GraphQLPluginOptions {
   schema: GraphQLSchema;
@@ -26,7 +27,8 @@ export interface GraphQLPluginOptions {
 export const graphql = fp<GraphQLPluginOptions>(async (fastify, { schema, buildContext, introspection }) => {
   const limits = graphqlLimits();
   const apollo = new ApolloServer<GraphQLContext>({
-    schema,
+    // the schema, with operations run by a compiled executor (src/graphql/executor.ts)
+    gateway: compiledExecutorGateway(schema),
     introspection,
     // depth, aliases, directives, cost and token limits (src/graphql/limits.ts)
     validationRules: limits.validationRules,

@@ -1,0 +1,140 @@
+import { execute as interpret, getOperationAST, getVariableValues, GraphQLError, printSchema, type DocumentNode, type ExecutionResult, type GraphQLSchema } from 'graphql';
+import { compileQuery, isCompiledQuery, type CompiledQuery } from 'graphql-jit';
+
+import type { ApolloServerOptionsWithGateway, BaseContext } from '@apollo/server';
+
+// Operations run by a compiled executor (graphql-jit): each distinct document is
+// turned once into a JavaScript function specialised to its selection set, then
+// every request runs that function with the same resolvers, authorization
+// (@Allow is resolver middleware), object budget and error objects as
+// graphql-js's interpreter would. Measured in bench/tuning-log.md.
+//
+// Used by the REST adapter (its documents are fixed: compiled at start-up) and by
+// Apollo through its gateway interface (client documents: compiled on first use,
+// kept in a bounded cache keyed by Apollo's hash of the query text).
+
+export interface OperationArgs {
+  document: DocumentNode;
+  operationName?: string | null;
+  variableValues?: Record<string, unknown> | null;
+  contextValue: unknown;
+}
+
+export type Execute = (args: OperationArgs) => Promise<ExecutionResult>;
+
+type GatewayInterface = ApolloServerOptionsWithGateway<BaseContext>['gateway'];
+type GatewayExecutor = NonNullable<Awaited<ReturnType<GatewayInterface['load']>>['executor']>;
+
+/** Documents whose compilation failed or that graphql-jit does not handle: the interpreter runs them. */
+const INTERPRET = Symbol('interpret');
+interface Compiled {
+  query: CompiledQuery | typeof INTERPRET;
+  /** the operation's variable definitions: coerced by graphql-js first, for its exact errors */
+  operation: ReturnType<typeof getOperationAST>;
+}
+
+/** Distinct client documents kept compiled per process; past it, the least recently used goes. */
+export const COMPILED_CACHE_SIZE = 500;
+
+function compile(schema: GraphQLSchema, document: DocumentNode, operationName: string | null | undefined): Compiled {
+  const operation = getOperationAST(document, operationName);
+  // no such operation: the interpreter answers with graphql-js's own error
+  if (!operation) return { query: INTERPRET, operation };
+  try {
+    const compiled = compileQuery(schema, document, operationName ?? undefined);
+    return { query: isCompiledQuery(compiled) ? compiled : INTERPRET, operation };
+  } catch {
+    return { query: INTERPRET, operation };
+  }
+}
+
+async function run(schema: GraphQLSchema, compiled: Compiled, args: OperationArgs): Promise<ExecutionResult> {
+  const { query, operation } = compiled;
+  if (query === INTERPRET || !operation) {
+    return interpret({ schema, document: args.document, operationName: args.operationName, variableValues: args.variableValues, contextValue: args.contextValue });
+  }
+  const variables = args.variableValues ?? {};
+  if (operation.variableDefinitions?.length) {
+    // graphql-js's coercion errors name the variable's definition node, which is how
+    // Apollo recognises them (400 BAD_USER_INPUT); graphql-jit's do not.
+    const coerced = getVariableValues(schema, operation.variableDefinitions, variables, { maxErrors: 50 });
+    if (coerced.errors) return { errors: coerced.errors };
+  }
+  const result = await (query.query(undefined, args.contextValue, variables) as ExecutionResult | Promise<ExecutionResult>);
+  return result.errors ? { ...result, errors: result.errors.map(asGraphQLError) } : result;
+}
+
+/**
+ * graphql-jit's errors inherit from GraphQLError without running its constructor
+ * (no `extensions` object, which Apollo's error formatting reads): the same error
+ * rebuilt as graphql-js would have made it.
+ */
+function asGraphQLError(e: GraphQLError): GraphQLError {
+  const error = new GraphQLError(e.message, { path: e.path, originalError: e.originalError ?? undefined, extensions: e.extensions ?? undefined });
+  (error as { locations?: GraphQLError['locations'] }).locations = e.locations;
+  if (e.originalError?.stack) error.stack = e.originalError.stack;
+  return error;
+}
+
+/**
+ * An executor for a fixed set of documents (the REST routes): `prepare` compiles
+ * a document once (at start-up), the returned function runs it.
+ */
+export function prepareOperation(schema: GraphQLSchema, document: DocumentNode): (contextValue: unknown, variableValues: Record<string, unknown>) => Promise<ExecutionResult> {
+  const compiled = compile(schema, document, undefined);
+  return (contextValue, variableValues) => run(schema, compiled, { document, contextValue, variableValues });
+}
+
+/** A small LRU: a Map keeps insertion order, and a hit moves the key to the end. */
+class Lru<V> {
+  private readonly map = new Map<string, V>();
+  constructor(private readonly max: number) {}
+  get(key: string): V | undefined {
+    const value = this.map.get(key);
+    if (value !== undefined) {
+      this.map.delete(key);
+      this.map.set(key, value);
+    }
+    return value;
+  }
+  set(key: string, value: V): void {
+    this.map.set(key, value);
+    if (this.map.size > this.max) this.map.delete(this.map.keys().next().value as string);
+  }
+}
+
+/**
+ * Apollo Server's gateway interface, used only to hand it our executor: Apollo
+ * still parses, validates (with the limits of graphql/limits.ts), builds the
+ * context and formats errors; only execution is ours. Not a federated gateway.
+ */
+export function compiledExecutorGateway(schema: GraphQLSchema, cacheSize = COMPILED_CACHE_SIZE): GatewayInterface {
+  const cache = new Lru<Compiled>(cacheSize);
+  const executor: GatewayExecutor = async (requestContext) => {
+    const { document, queryHash } = requestContext;
+    // as the client sent it: Apollo's own operationName is null when it named no operation of the document
+    const operationName = requestContext.request.operationName ?? null;
+    const key = `${queryHash}:${operationName ?? ''}`;
+    let compiled = cache.get(key);
+    if (compiled === undefined) {
+      compiled = compile(schema, document, operationName);
+      cache.set(key, compiled);
+    }
+    return run(schema, compiled, {
+      document,
+      operationName,
+      variableValues: requestContext.request.variables ?? {},
+      contextValue: requestContext.context,
+    }) as ReturnType<GatewayExecutor>;
+  };
+  return {
+    async load() {
+      return { schema, executor };
+    },
+    onSchemaLoadOrUpdate(callback) {
+      callback({ apiSchema: schema, coreSupergraphSdl: printSchema(schema) });
+      return () => {};
+    },
+    async stop() {},
+  };
+}
