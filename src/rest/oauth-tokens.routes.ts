@@ -38,15 +38,24 @@ function clientIdParam(req: RestRequest): string | undefined {
   return raw;
 }
 
+/** Zendesk's `all`: every token of the account instead of the caller's own. */
+function allParam(req: RestRequest): boolean {
+  const raw = queryParam(req.query, 'all');
+  if (raw === undefined || raw === '' || raw === 'false') return false;
+  if (raw === 'true') return true;
+  throw new BadRequestError('all must be true or false');
+}
+
 function listVariables(req: RestRequest) {
   const clientId = clientIdParam(req);
+  const all = allParam(req);
   if (CURSOR_PARAMS.some((p) => req.query[p] !== undefined)) {
     const size = intParam(req.query, 'page[size]');
     const after = queryParam(req.query, 'page[after]') || undefined;
     const before = queryParam(req.query, 'page[before]') || undefined;
-    return before ? { clientId, last: size, before, withCount: false } : { clientId, first: size, after, withCount: false };
+    return before ? { all, clientId, last: size, before, withCount: false } : { all, clientId, first: size, after, withCount: false };
   }
-  return { clientId, page: intParam(req.query, 'page') ?? 1, perPage: intParam(req.query, 'per_page') ?? 100, withCount: true };
+  return { all, clientId, page: intParam(req.query, 'page') ?? 1, perPage: intParam(req.query, 'per_page') ?? 100, withCount: true };
 }
 
 export const oauthTokenRoutes: AnyRestRoute[] = [
