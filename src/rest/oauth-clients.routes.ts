@@ -24,6 +24,7 @@ import {
   Nullable,
   Timestamp,
   NullableTimestamp,
+  StringEnum,
   unwrap,
   wrappedBody,
   type Fields,
@@ -37,14 +38,21 @@ export const OAuthClientJson = Type.Object(
     company: Nullable(Type.String()),
     client_identifier: Type.String({ description: 'Generated, unique, immutable' }),
     client_secret: Type.String({ description: 'In full only from create and generate-secret; elsewhere its first 10 characters and "..."' }),
-    client_type: Type.Union([Type.Literal('public'), Type.Literal('confidential')]),
+    client_type: StringEnum(['public', 'confidential']),
     redirect_uris: Type.String({ description: 'The URIs joined by a single space' }),
-    scopes: Type.Union([Type.Literal('read'), Type.Literal('write'), Type.Literal('read write')]),
+    scopes: StringEnum(['read', 'write', 'read write']),
     agent_id: Nullable(Type.Integer(), { description: 'The admin who created the client' }),
     create_date: Timestamp,
     update_date: NullableTimestamp,
   },
-  { additionalProperties: false },
+  {
+    additionalProperties: false,
+    title: 'OAuthClient',
+    examples: [{
+      id: 7, name: 'Dashboard', company: 'Acme', client_identifier: 'UFJ3hFhVu9T4UT2vJnJyYFP58lV-R-TT8T41ceA9', client_secret: 'Z0RFc8PxKS...',
+      client_type: 'public', redirect_uris: 'https://app.example.com/cb', scopes: 'read write', agent_id: 1, create_date: '2026-11-21T10:29:59Z', update_date: null,
+    }],
+  },
 );
 
 /** Zendesk's OAuth client JSON (API.md §5). */
@@ -67,7 +75,7 @@ export function serializeOAuthClient(c: RestOAuthClientFragment) {
 const CLIENT_FIELDS = {
   name: BodyField(Type.String(), mustBe('Name', 'string'), 'Required on create; 1..255 characters after trimming'),
   company: BodyField(Type.String(), mustBe('Company', 'string'), 'At most 255 characters; "" is stored as null'),
-  client_type: BodyField(Type.Union([Type.Literal('public'), Type.Literal('confidential')]), mustBe('Client type', 'clientType'), 'public (default) or confidential'),
+  client_type: BodyField(StringEnum(['public', 'confidential']), mustBe('Client type', 'clientType'), 'public (default) or confidential'),
   scopes: BodyField(Type.String(), mustBe('Scopes', 'string'), 'Required on create: read, write, or read write (in any order, any whitespace)'),
   redirect_uris: BodyField(Type.Union([Type.String(), Type.Array(Type.String())]), mustBe('Redirect uris', 'strings'), 'Required on create: URIs separated by whitespace, or an array'),
 };

@@ -33,6 +33,11 @@ import {
   wrappedBody,
 } from './schemas';
 
+const TOKEN_EXAMPLE = {
+  id: 42, token: 'cDf0O1gLzQ', client_id: 7, user_id: 1, scopes: ['read', 'write'], created_at: '2026-11-21T10:29:59Z', expires_at: null,
+  used_at: '2026-11-22T08:00:00Z', refresh_token: null, refresh_token_expires_at: null, url: 'https://help.example.com/api/v2/oauth/tokens/42.json',
+};
+
 /** Zendesk's OAuth token JSON (API.md §6). */
 export const OAuthTokenJson = Type.Object(
   {
@@ -48,7 +53,7 @@ export const OAuthTokenJson = Type.Object(
     refresh_token_expires_at: NullableTimestamp,
     url: Type.String({ format: 'uri' }),
   },
-  { additionalProperties: false },
+  { additionalProperties: false, title: 'OAuthToken', examples: [TOKEN_EXAMPLE] },
 );
 const OneToken = Type.Object({ token: OAuthTokenJson }, { additionalProperties: false });
 
@@ -94,7 +99,17 @@ const LIST_SCHEMA = {
   description: "The admin's own tokens, or every token of the account with all=true, id ascending. Cursor pagination with page[size], page[after] or page[before]; offset pagination otherwise. Admins.",
   querystring: ListQuery,
   response: {
-    200: answer(Type.Object({ tokens: Type.Array(OAuthTokenJson), ...PageFields }, { additionalProperties: false }), 'A page of tokens'),
+    200: answer(
+      Type.Object({ tokens: Type.Array(OAuthTokenJson), ...PageFields }, {
+        additionalProperties: false,
+        examples: [{
+          tokens: [TOKEN_EXAMPLE],
+          meta: { has_more: true, after_cursor: 'NDI.x1Yk2mQ0bVd3hP9s', before_cursor: 'NDI.x1Yk2mQ0bVd3hP9s' },
+          links: { next: 'https://help.example.com/api/v2/oauth/tokens.json?page%5Bsize%5D=1&page%5Bafter%5D=NDI.x1Yk2mQ0bVd3hP9s', prev: null },
+        }],
+      }),
+      'A page of tokens: meta and links in cursor mode, next_page, previous_page and count in offset mode',
+    ),
     ...errorResponses(),
   },
 };

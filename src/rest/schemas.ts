@@ -46,8 +46,18 @@ const SAFE_INTEGER = Number.MAX_SAFE_INTEGER;
 /** `T` or null: `type: [t, "null"]` for a plain type (as fast-json-stringify and OpenAPI 3.1 like it), else anyOf. */
 export function Nullable<T extends TSchema>(schema: T, options: Record<string, unknown> = {}): TUnsafe<Static<T> | null> {
   const s = schema as Record<string, unknown>;
-  if (typeof s.type === 'string' && s.const === undefined) return Type.Unsafe<Static<T> | null>({ ...s, ...options, type: [s.type, 'null'] });
+  if (typeof s.type === 'string' && s.const === undefined) {
+    return Type.Unsafe<Static<T> | null>({ ...s, ...options, type: [s.type, 'null'], ...(Array.isArray(s.enum) ? { enum: [...s.enum, null] } : {}) });
+  }
+  const { anyOf, ...rest } = s;
+  // a union gets one more member rather than a union of a union
+  if (Array.isArray(anyOf)) return Type.Unsafe<Static<T> | null>({ ...rest, ...options, anyOf: [...anyOf, { type: 'null' }] });
   return Type.Unsafe<Static<T> | null>({ ...options, anyOf: [schema, { type: 'null' }] });
+}
+
+/** One of some strings: `{type: "string", enum: [...]}`. */
+export function StringEnum<const V extends readonly string[]>(values: V, options: Record<string, unknown> = {}): TUnsafe<V[number]> {
+  return Type.Unsafe<V[number]>({ ...options, type: 'string', enum: [...values] });
 }
 
 /** A body field: its type (or null), and the 422 description a value of another type gets. */
@@ -113,9 +123,8 @@ export const PositiveInteger = Type.Integer({ minimum: 1, maximum: SAFE_INTEGER 
 /** A body id the token route also takes as a string of digits (Zendesk clients send both). */
 export const IdNumberOrDigits = Type.Union([PositiveInteger, Type.String({ pattern: '^[0-9]{1,19}$' })]);
 
-export const TIMESTAMP = { format: 'date-time', description: 'ISO 8601 UTC with seconds' } as const;
-export const Timestamp = Type.String(TIMESTAMP);
-export const NullableTimestamp = Nullable(Type.String({ format: 'date-time' }), { description: 'ISO 8601 UTC with seconds, or null' });
+export const Timestamp = Type.String({ format: 'date-time', description: 'ISO 8601 UTC with seconds', examples: ['2026-11-21T10:29:59Z'] });
+export const NullableTimestamp = Nullable(Type.String({ format: 'date-time' }), { description: 'ISO 8601 UTC with seconds, or null', examples: ['2026-11-21T10:29:59Z'] });
 
 // ---------------------------------------------------------------- pagination
 
@@ -165,7 +174,7 @@ export const HEADERS = {
 
 /** A response: the schema of its body, a description and headers (@fastify/swagger reads both). */
 export function answer<T extends TSchema>(schema: T, description: string, headers?: Record<string, TSchema>): T {
-  return { ...schema, description, ...(headers ? { headers } : {}) };
+  return { ...schema, 'x-response-description': description, ...(headers ? { headers } : {}) };
 }
 
 const envelope = (error: string, description: TSchema = Type.String()) =>
@@ -190,7 +199,7 @@ export const ERRORS = {
         description: Type.Literal('Record validation errors'),
         details: Type.Record(
           Type.String(),
-          Type.Array(Type.Object({ error: Type.Union(DETAIL_CODES.map((c) => Type.Literal(c))), description: Type.String() }, { additionalProperties: false }), { minItems: 1 }),
+          Type.Array(Type.Object({ error: StringEnum(DETAIL_CODES), description: Type.String() }, { additionalProperties: false }), { minItems: 1 }),
           { description: 'Every field problem at once, by snake_case field name', minProperties: 1 },
         ),
       },
