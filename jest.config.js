@@ -23,6 +23,8 @@ module.exports = {
   // ESM-only packages: cookie@2 (fastify inject), the schema engine's wasm glue, oauth4webapi (the OAuth client of
   // the tests) and typebox (the REST schemas; .mjs, which Node requires natively but jest must transform)
   transformIgnorePatterns: ['/node_modules/(?!(cookie|@prisma/schema-engine-wasm|oauth4webapi|typebox|content-disposition)/)'],
+  // fails a test file whose requests got answers the OpenAPI document does not describe
+  setupFilesAfterEnv: ['<rootDir>/test/helpers/openapi-conformance.ts'],
   testTimeout: 60_000,
   maxWorkers: 2,
   // PGlite's Emscripten runtime keeps the event loop alive after close()

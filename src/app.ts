@@ -14,7 +14,8 @@ import { BODY_LIMIT, errorEnvelope, sendError } from './http/plugins/errors';
 import { graphql } from './http/plugins/graphql';
 import { health } from './http/plugins/health';
 import { jsonBody } from './http/plugins/json-body';
-import { apiDocs, openapi } from './http/plugins/openapi';
+import { apiDocs, openapi, type OpenApiDocument } from './http/plugins/openapi';
+import { openapiConformance } from './http/plugins/openapi-conformance';
 import { oauthServer } from './http/plugins/oauth-server';
 import { authorizePages } from './http/plugins/oauth-authorize';
 import { requestLog } from './http/plugins/request-log';
@@ -28,7 +29,7 @@ const API_VERSION = (JSON.parse(readFileSync(path.join(PROJECT_ROOT, 'package.js
 
 export interface AppDeps {
   db: Db;
-  config: Pick<Config, 'hashKey' | 'limits' | 'publicUrl' | 'graphqlIntrospection' | 'logLevel'> & Partial<Pick<Config, 'benchMode'>>;
+  config: Pick<Config, 'hashKey' | 'limits' | 'publicUrl' | 'graphqlIntrospection' | 'logLevel'> & Partial<Pick<Config, 'benchMode' | 'openapiConformance'>>;
   /** pino options or false; tests pass a stream to capture logs */
   logger?: FastifyServerOptions['logger'];
 }
@@ -65,6 +66,10 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   await fastify.register(jsonBody);
   await fastify.register(requestLog);
   await fastify.register(errorEnvelope);
+  // tests only: every answer checked against the OpenAPI document
+  if (config.openapiConformance) {
+    await fastify.register(openapiConformance, { mode: config.openapiConformance, document: () => fastify.swagger() as unknown as OpenApiDocument });
+  }
   await fastify.register(health, { db });
   // bench instrumentation exists only in bench mode: nothing of it runs otherwise
   if (config.benchMode) await fastify.register(benchStats, { db });
