@@ -19,8 +19,16 @@
  *     body: wrappedBody('group', {                         // POST/PUT: flat or {"group": {…}}; a wrong type → 422
  *       name: BodyField(Type.String(), 'Name: must be a string'),
  *     }),                                                 // DELETE: IgnoredBody
- *     response: { 200: Group, ...errorResponses({ id: true, body: 'fields' }) },
- *   }
+ *     response: { 200: answer(GroupJson, 'The group'), ...errorResponses({ id: true, body: 'fields' }) },
+ *   },
+ *   variables: (req) => ({ id: req.params.id, input: { name: unwrap(req.body, 'group').name } }),
+ *   - req.params, req.query and req.body are typed from the schema (Static), and so is the
+ *     body respond() returns. The old-style checks (type switches, parseInt of query
+ *     parameters, "is the body an object") are not needed: a request that reaches
+ *     variables() has the declared types.
+ *   - A record: Type.Object({...}, { additionalProperties: false, title: 'Group' }); a titled
+ *     schema is kept once under components.schemas. No body: NoContent(description);
+ *     headers of an answer: answer(schema, description, HEADERS.location).
  *   - Every field a handler answers must be in its response schema: the serializer drops
  *     anything else. Declare every status the route answers, errors included
  *     (errorResponses): in tests, an answer whose status or body the document does not
