@@ -8,7 +8,7 @@ module.exports = {
   // (timing) is part of npm test, in a second jest run with nothing beside it.
   testPathIgnorePatterns: ['/node_modules/', '<rootDir>/test/faults/', '<rootDir>/test/soak/', '<rootDir>/test/serial/'],
   transform: {
-    '^.+\\.(t|j)sx?$': [
+    '^.+\\.(t|j|mj)sx?$': [
       '@swc/jest',
       {
         jsc: {
@@ -20,8 +20,11 @@ module.exports = {
       },
     ],
   },
-  // ESM-only packages: cookie@2 (fastify inject), the schema engine's wasm glue and oauth4webapi (the OAuth client of the tests)
-  transformIgnorePatterns: ['/node_modules/(?!(cookie|@prisma/schema-engine-wasm|oauth4webapi)/)'],
+  // ESM-only packages: cookie@2 (fastify inject), the schema engine's wasm glue, oauth4webapi (the OAuth client of
+  // the tests) and typebox (the REST schemas; .mjs, which Node requires natively but jest must transform)
+  transformIgnorePatterns: ['/node_modules/(?!(cookie|@prisma/schema-engine-wasm|oauth4webapi|typebox|content-disposition)/)'],
+  // fails a test file whose requests got answers the OpenAPI document does not describe
+  setupFilesAfterEnv: ['<rootDir>/test/helpers/openapi-conformance.ts'],
   testTimeout: 60_000,
   maxWorkers: 2,
   // PGlite's Emscripten runtime keeps the event loop alive after close()

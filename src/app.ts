@@ -1,5 +1,7 @@
 import 'reflect-metadata';
 import { randomUUID } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
 import Fastify, { LogController, type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import type { Config } from './config';
 import type { Db } from './db/create-db';
@@ -12,17 +14,22 @@ import { BODY_LIMIT, errorEnvelope, sendError } from './http/plugins/errors';
 import { graphql } from './http/plugins/graphql';
 import { health } from './http/plugins/health';
 import { jsonBody } from './http/plugins/json-body';
+import { apiDocs, openapi, type OpenApiDocument } from './http/plugins/openapi';
+import { openapiConformance } from './http/plugins/openapi-conformance';
 import { oauthServer } from './http/plugins/oauth-server';
 import { authorizePages } from './http/plugins/oauth-authorize';
 import { requestLog } from './http/plugins/request-log';
 import { rest } from './http/plugins/rest';
 import { restRoutes } from './rest/routes';
+import { PROJECT_ROOT } from './project-root';
 
 export { BODY_LIMIT };
 
+const API_VERSION = (JSON.parse(readFileSync(path.join(PROJECT_ROOT, 'package.json'), 'utf8')) as { version: string }).version;
+
 export interface AppDeps {
   db: Db;
-  config: Pick<Config, 'hashKey' | 'limits' | 'publicUrl' | 'graphqlIntrospection' | 'logLevel'> & Partial<Pick<Config, 'benchMode'>>;
+  config: Pick<Config, 'hashKey' | 'limits' | 'publicUrl' | 'graphqlIntrospection' | 'logLevel'> & Partial<Pick<Config, 'benchMode' | 'openapiConformance'>>;
   /** pino options or false; tests pass a stream to capture logs */
   logger?: FastifyServerOptions['logger'];
 }
@@ -59,14 +66,22 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   await fastify.register(jsonBody);
   await fastify.register(requestLog);
   await fastify.register(errorEnvelope);
+  // tests only: every answer checked against the OpenAPI document
+  if (config.openapiConformance) {
+    await fastify.register(openapiConformance, { mode: config.openapiConformance, document: () => fastify.swagger() as unknown as OpenApiDocument });
+  }
   await fastify.register(health, { db });
   // bench instrumentation exists only in bench mode: nothing of it runs otherwise
   if (config.benchMode) await fastify.register(benchStats, { db });
   await fastify.register(graphql, { schema, buildContext, introspection: config.graphqlIntrospection });
+  // the OpenAPI document collects the routes registered after it
+  await fastify.register(openapi, { version: API_VERSION });
   await fastify.register(rest, { schema, buildContext, routes: restRoutes });
   // encapsulated: its form-body parser and RFC 6749 errors stay on its own routes
   await fastify.register(oauthServer, { services, publicUrl: config.publicUrl });
   // encapsulated too: the login and consent pages' form parser and cookies stay on their routes
   await fastify.register(authorizePages, { services, hashKey: config.hashKey, publicUrl: config.publicUrl });
+  // GET /api/v2/openapi.json and Swagger UI at /api/docs, without authentication
+  await fastify.register(apiDocs);
   return { fastify, services };
 }

@@ -35,6 +35,12 @@ export interface Config {
   limits: Limits;
   /** counts SQL statements per request (benchmarks only) */
   benchMode: boolean;
+  /**
+   * Tests only (NODE_ENV=test, OPENAPI_CONFORMANCE=fail): every answer is checked
+   * against the OpenAPI document; one it does not describe becomes a 500
+   * OpenApiViolation (src/http/plugins/openapi-conformance.ts).
+   */
+  openapiConformance?: 'record' | 'fail';
 }
 
 export class ConfigError extends Error {
@@ -152,5 +158,13 @@ export function loadConfig(env: Env = process.env): Config {
       callbackWindowSeconds: int(env, 'CALLBACK_RATE_WINDOW_SECONDS', 600, 1, 86400),
     },
     benchMode: bool(env, 'BENCH_MODE', false),
+    openapiConformance: nodeEnv === 'test' ? conformance(env) : undefined,
   };
+}
+
+function conformance(env: Env): Config['openapiConformance'] {
+  const raw = env.OPENAPI_CONFORMANCE?.trim();
+  if (raw === undefined || raw === '') return undefined;
+  if (raw === 'record' || raw === 'fail') return raw;
+  throw new ConfigError('OPENAPI_CONFORMANCE', `must be record or fail, got "${raw}"`);
 }

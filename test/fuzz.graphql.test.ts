@@ -1,5 +1,6 @@
 import fc from 'fast-check';
 import {
+  astFromValue,
   getNamedType,
   isEnumType,
   isInputObjectType,
@@ -9,6 +10,7 @@ import {
   isNullableType,
   isObjectType,
   parse,
+  print,
   validate,
   type GraphQLArgument,
   type GraphQLField,
@@ -139,10 +141,17 @@ function selection(type: GraphQLOutputType, depth = 0): fc.Arbitrary<string> {
   return fc.tuple(fc.subarray(['__typename', ...leaves], { minLength: 1 }), nested).map(([ls, n]) => `{ ${[...ls, ...(n ? [n] : [])].join(' ')} }`);
 }
 
-/** `mutation Fuzz($id: ID!) { deleteOAuthClient(id: $id) }`: every argument passed as a variable of its exact type. */
+/** A non-null argument with a default (`all: Boolean! = false`) may be left out, never null. */
+const hasDefault = (a: GraphQLArgument) => a.defaultValue !== undefined;
+
+/**
+ * `mutation Fuzz($id: ID!) { deleteOAuthClient(id: $id) }`: every argument passed as a
+ * variable of its exact type, with the argument's default (`$all: Boolean! = false`).
+ */
 function document(op: Op): fc.Arbitrary<string> {
   const args = op.field.args;
-  const defs = args.length ? `(${args.map((a) => `$${a.name}: ${String(a.type)}`).join(', ')})` : '';
+  const variable = (a: GraphQLArgument) => `$${a.name}: ${String(a.type)}${hasDefault(a) ? ` = ${print(astFromValue(a.defaultValue, a.type)!)}` : ''}`;
+  const defs = args.length ? `(${args.map(variable).join(', ')})` : '';
   const pass = args.length ? `(${args.map((a) => `${a.name}: $${a.name}`).join(', ')})` : '';
   // Within the cost budget even at the largest page size (variables left out count
   // as 100), so that what is judged is the property at hand, not the budget.
@@ -320,7 +329,7 @@ describe('GraphQL fuzzing: hostile operations never get a 5xx (issue 7)', () => 
     for (const op of withArgs(OPS)) {
       const args = op.field.args;
       const values = fc.integer({ min: 0, max: args.length - 1 }).chain((bad) =>
-        fc.tuple(...args.map((a, i) => (i === bad ? wrongTyped(a.type, fx) : isNonNullType(a.type) ? wellTyped(a.type, fx).filter((v) => v !== null) : fc.option(wellTyped(a.type, fx), { nil: OMIT })))),
+        fc.tuple(...args.map((a, i) => (i === bad ? wrongTyped(a.type, fx).filter((v) => !(hasDefault(a) && v === OMIT)) : isNonNullType(a.type) ? wellTyped(a.type, fx).filter((v) => v !== null) : fc.option(wellTyped(a.type, fx), { nil: OMIT })))),
       );
       await fc.assert(
         // (Variables are coerced before any resolver runs: the caller's credentials make no difference.)
@@ -346,7 +355,7 @@ describe('GraphQL fuzzing: hostile operations never get a 5xx (issue 7)', () => 
       return fc.oneof(invalidIdValue(foreign), fc.constant(foreign));
     }
     if (isInputObjectType(named)) return bad ? invalidObject(specs[named.name], { noise: false }).map((o) => o.body) : validObject(specs[named.name]);
-    return fc.option(wellTyped(arg.type, fx), { nil: OMIT });
+    return fc.option(wellTyped(arg.type, fx).filter((v) => v !== null || !isNonNullType(arg.type)), { nil: OMIT });
   }
 
   it('refuses every mutation whose ids name nothing of the caller\'s or whose input is invalid: NOT_FOUND / BAD_USER_INPUT, nothing written', async () => {
@@ -414,7 +423,7 @@ describe('GraphQL fuzzing: hostile operations never get a 5xx (issue 7)', () => 
     fc.constantFrom(...OPS).chain((op) => {
       const sel = isLeafType(getNamedType(op.field.type)) ? '' : '{ __typename }';
       const args = op.field.args;
-      const required = args.filter((a) => isNonNullType(a.type));
+      const required = args.filter((a) => isNonNullType(a.type) && !hasDefault(a));
       const lit = (a: GraphQLArgument, v: string) => `(${a.name}: ${v})`;
       const cases = [
         `${op.kind} { ${op.name} ${sel} nope }`,

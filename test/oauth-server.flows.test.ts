@@ -65,8 +65,8 @@ describe('OAuth 2.0 flows with oauth4webapi', () => {
     // and GraphQL
     const gql = await s.ctx.graphql('{ currentOAuthToken { grantType expiresAt refreshToken refreshTokenExpiresAt } }', {}, { authorization: `Bearer ${tokens.access_token}` });
     expect(gql.json().data.currentOAuthToken).toMatchObject({ grantType: 'AUTHORIZATION_CODE', refreshToken: tokens.refresh_token!.slice(0, 10) });
-    // the admin sees it in the list, with its expiry
-    const list = await s.ctx.inject({ method: 'GET', url: `/api/v2/oauth/tokens.json?client_id=${publicClient.id}`, headers: { authorization: s.admin.basic } });
+    // the admin sees it in the list of every token of the account, with its expiry
+    const list = await s.ctx.inject({ method: 'GET', url: `/api/v2/oauth/tokens.json?all=true&client_id=${publicClient.id}`, headers: { authorization: s.admin.basic } });
     expect(list.json().tokens.map((x: { id: number; expires_at: string | null }) => [x.id, x.expires_at])).toEqual([[t.id, t.expires_at]]);
   });
 

@@ -20,7 +20,7 @@ const CURRENT = `{ ${CURRENT_FIELD} }`;
 const REVOKE = 'mutation($id: ID!) { revokeOAuthToken(id: $id) }';
 const REVOKE_CURRENT = 'mutation { revokeCurrentOAuthToken }';
 const LIST = `query($clientId: ID, $first: Int, $after: String, $last: Int, $before: String) {
-  oauthTokens(clientId: $clientId, first: $first, after: $after, last: $last, before: $before) {
+  oauthTokens(all: true, clientId: $clientId, first: $first, after: $after, last: $last, before: $before) {
     totalCount
     edges { cursor node { id token } }
     pageInfo { hasNextPage hasPreviousPage startCursor endCursor }
@@ -450,7 +450,7 @@ describe('OAuth tokens over GraphQL (API.md §6, §8)', () => {
       return statements;
     };
     const costOf = (query: string, headers: Headers) => cost(() => ctx.graphql(query, {}, headers));
-    const NESTED = (first: number) => `{ oauthTokens(first: ${first}) { totalCount edges { node { id client { name } user { email } } } } }`;
+    const NESTED = (first: number) => `{ oauthTokens(all: true, first: ${first}) { totalCount edges { node { id client { name } user { email } } } } }`;
 
     beforeAll(async () => {
       // 100 tokens over 5 clients and 5 users, plus the boss's own Bearer token (and its client)

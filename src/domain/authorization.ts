@@ -106,6 +106,14 @@ export function tokensVisibleTo(viewer: Viewer): OwnerScope {
   return viewer.role === 'admin' ? { accountId: viewer.accountId } : { accountId: viewer.accountId, userId: viewer.userId };
 }
 
+/**
+ * Tokens a list shows (Zendesk's List Tokens): the viewer's own by default; with
+ * `all`, every token the viewer may see (tokensVisibleTo: an admin's account).
+ */
+export function tokensListedFor(viewer: Viewer, all: boolean): OwnerScope {
+  return all ? tokensVisibleTo(viewer) : { accountId: viewer.accountId, userId: viewer.userId };
+}
+
 /** Users: the account's for admins, themselves for everyone else. */
 export function usersVisibleTo(viewer: Viewer): { accountId: bigint; id?: bigint } {
   return viewer.role === 'admin' ? { accountId: viewer.accountId } : { accountId: viewer.accountId, id: viewer.userId };

@@ -1,40 +1,67 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Kind, validate, type DocumentNode, type GraphQLSchema } from 'graphql';
-import { prepareOperation } from '../graphql/executor';
 import type { TypedDocumentNode } from '@graphql-typed-document-node/core';
+import type { Static, TSchema } from 'typebox';
 import { BadRequestError, DomainError } from '../domain/errors';
 import { authorize, isPermission, type Permission } from '../domain/authorization';
 import type { ContextBuilder } from '../http/request-context';
+import type { GraphQLContext } from '../graphql/context';
 import { envelopeFor, internalError, notFound, type ErrorResponse } from '../http/error-envelope';
+import { restValidatorCompiler } from './validation';
+import { prepareOperation } from '../graphql/executor';
 
-export interface RestRequest {
-  params: Record<string, string>;
-  query: Record<string, unknown>;
-  body: Record<string, unknown> | undefined;
+/**
+ * A route's JSON Schemas (TypeBox, see src/rest/schemas.ts): Fastify validates
+ * requests with them, serializes answers through `response`, and they are the
+ * route's entry in the OpenAPI document.
+ */
+export interface RouteSchema {
+  operationId: string;
+  summary: string;
+  description?: string;
+  tags: readonly string[];
+  params?: TSchema;
+  querystring?: TSchema;
+  body?: TSchema;
+  /** every status the route answers, errors included */
+  response: { [status: number]: TSchema | undefined };
+}
+
+type Of<T, Fallback> = T extends TSchema ? Static<T> : Fallback;
+
+export interface RestRequest<S extends RouteSchema = RouteSchema> {
+  /** validated by schema.params (the .json suffix of an :id removed) */
+  params: Of<S['params'], Record<string, never>>;
+  /** validated (and coerced) by schema.querystring; unknown parameters kept */
+  query: Of<S['querystring'], Record<string, never>>;
+  /** validated by schema.body; undefined without a body */
+  body: Of<S['body'], undefined> | undefined;
   /** absolute base URL (PUBLIC_URL or scheme://host) */
   baseUrl: string;
   /** the request path and query as received, for pagination links */
   url: string;
 }
 
-export interface RestResult {
+export interface RestResult<S extends RouteSchema = RouteSchema> {
   status: number;
-  body?: unknown;
+  body?: { [K in keyof S['response']]: Of<S['response'][K], never> }[keyof S['response']];
   headers?: Record<string, string>;
 }
 
 /**
  * One REST route = one fixed GraphQL operation: variables in, Zendesk JSON out.
  * Authentication, authorization, validation and business rules all run below
- * the resolvers, exactly as for a GraphQL client.
+ * the resolvers, exactly as for a GraphQL client; the schema checks types and
+ * shapes at the edge.
  */
-export interface RestRoute<TData = unknown, TVariables = Record<string, unknown>> {
+export interface RestRoute<TData = unknown, TVariables = Record<string, unknown>, S extends RouteSchema = RouteSchema> {
   method: 'GET' | 'POST' | 'PUT' | 'DELETE';
-  /** paths under /api/v2, without the .json suffix (added automatically) */
+  /** paths under /api/v2, without the .json suffix (added automatically); the first one is documented as the operation, others as aliases */
   paths: string[];
   document: TypedDocumentNode<TData, TVariables>;
-  variables: (req: RestRequest) => TVariables;
-  respond: (data: TData, req: RestRequest) => RestResult;
+  schema: S;
+  variables: (req: RestRequest<S>) => TVariables;
+  respond: (data: TData, req: RestRequest<S>) => RestResult<S>;
 }
 
 /**
@@ -42,13 +69,13 @@ export interface RestRoute<TData = unknown, TVariables = Record<string, unknown>
  * each checked where it is declared by defineRoute().
  */
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- existential type, each element typed by defineRoute
-export type AnyRestRoute = RestRoute<any, any>;
+export type AnyRestRoute = RestRoute<any, any, any>;
 
 /** Headers of an answer that carries a secret or a full token: no cache may keep it. */
 export const SHOWS_SECRET = { 'cache-control': 'no-store', pragma: 'no-cache' } as const;
 
-/** Type helper: infers TData/TVariables from the document. */
-export function defineRoute<TData, TVariables>(route: RestRoute<TData, TVariables>): RestRoute<TData, TVariables> {
+/** Type helper: infers TData/TVariables from the document and the request types from the schema. */
+export function defineRoute<TData, TVariables, const S extends RouteSchema>(route: RestRoute<TData, TVariables, S>): RestRoute<TData, TVariables, S> {
   return route;
 }
 
@@ -85,6 +112,7 @@ export function registerRestRoutes(
   options: { schema: GraphQLSchema; buildContext: ContextBuilder; routes: AnyRestRoute[] },
 ): void {
   const { schema, buildContext } = options;
+  const contexts = new WeakMap<FastifyRequest, GraphQLContext>();
   for (const route of options.routes) {
     // Parsed by the loader, validated here once at start-up: never per request.
     const errors = validate(schema, route.document);
@@ -93,16 +121,21 @@ export function registerRestRoutes(
     // compiled once, here (src/graphql/executor.ts)
     const execute = prepareOperation(schema, route.document);
 
-    const handler = async (request: FastifyRequest, reply: FastifyReply) => {
-      const params = { ...(request.params as Record<string, string>) };
+    // Authentication and authorization come before validation, so that a stranger
+    // gets 401/403, never a 404/400/422 that tells something about the route.
+    const authenticate = async (request: FastifyRequest) => {
+      const params = request.params as Record<string, string>;
       if (params.id?.endsWith('.json')) params.id = params.id.slice(0, -5);
-      const raw = request.body;
-      if (raw !== undefined && (raw === null || typeof raw !== 'object' || Array.isArray(raw))) {
-        throw new BadRequestError('The request body must be a JSON object');
-      }
       const context = await buildContext(request);
       authorize(context.viewer, permission);
-      const rest: RestRequest = { params, query: request.query as Record<string, unknown>, body: raw as Record<string, unknown> | undefined, baseUrl: context.baseUrl, url: request.url };
+      // Fastify validates a missing body as null; a JSON null is no object either.
+      if (request.body === null) throw new BadRequestError('The request body must be a JSON object');
+      contexts.set(request, context);
+    };
+
+    const handler = async (request: FastifyRequest, reply: FastifyReply) => {
+      const context = contexts.get(request)!;
+      const rest: RestRequest = { params: request.params as never, query: request.query as never, body: request.body as never, baseUrl: context.baseUrl, url: request.url };
       const result = await execute(context, route.variables(rest) as Record<string, unknown>);
       if (result.errors?.length) {
         const first = result.errors[0];
@@ -114,9 +147,21 @@ export function registerRestRoutes(
       }
       return send(reply, route.respond(result.data as never, rest));
     };
-    for (const path of route.paths.flatMap(withJsonVariants)) {
-      fastify.route({ method: route.method, url: `/api/v2${path}`, handler });
-    }
+    route.paths.forEach((path, i) => {
+      // the first path is the operation; others (POST /oauth/clients/{id} for a new secret) are documented aliases
+      const documented = { ...route.schema, ...(i > 0 ? { operationId: `${route.schema.operationId}Alias${i > 1 ? i : ''}`, description: `The same as ${route.method} /api/v2${route.paths[0].replace(/:(\w+)/g, '{$1}')}.` } : {}) };
+      for (const url of withJsonVariants(path)) {
+        fastify.route({
+          method: route.method,
+          url: `/api/v2${url}`,
+          // every route also answers at its .json twin: documented once (docs say so)
+          schema: url === path ? documented : { ...documented, hide: true },
+          validatorCompiler: restValidatorCompiler,
+          preValidation: authenticate,
+          handler,
+        });
+      }
+    });
   }
 }
 

@@ -1,12 +1,13 @@
+import { Type } from 'typebox';
 import { RestCreateCallbackRequestDocument } from '../generated/graphql';
 import { defineRoute, type AnyRestRoute } from './adapter';
-import { pickFields, unwrap } from './body';
+import { answer, BodyField, ERRORS, errorResponses, HEADERS, mustBe, NoContent, PositiveInteger, unwrap, wrappedBody } from './schemas';
 
 const CALLBACK_REQUEST_FIELDS = {
-  phone_number_id: { kind: 'integer', label: 'Phone number', to: 'phoneNumberId' },
-  requester_phone_number: { kind: 'string', label: 'Requester phone number', to: 'requesterPhoneNumber' },
-  group_ids: { kind: 'integers', label: 'Group ids', to: 'groupIds' },
-} as const;
+  phone_number_id: BodyField(PositiveInteger, mustBe('Phone number', 'positiveInteger'), 'Required: a voice phone number of the account'),
+  requester_phone_number: BodyField(Type.String(), mustBe('Requester phone number', 'string'), 'Required: E.164 (+ and 8–15 digits), valid for its country'),
+  group_ids: BodyField(Type.Array(PositiveInteger), mustBe('Group ids', 'positiveIntegers'), 'At most 100 group ids of the account; duplicates dropped'),
+};
 
 /** Seed §4.4: {"callback_request": {...}} → 201 with an empty body, and the account's budget in headers. */
 export const callbackRequestRoutes: AnyRestRoute[] = [
@@ -14,7 +15,19 @@ export const callbackRequestRoutes: AnyRestRoute[] = [
     method: 'POST',
     paths: ['/channels/voice/callback_requests'],
     document: RestCreateCallbackRequestDocument,
-    variables: (req) => ({ input: pickFields(unwrap(req.body, 'callback_request'), CALLBACK_REQUEST_FIELDS) }),
+    schema: {
+      operationId: 'createCallbackRequest', summary: 'Create a voice callback request', tags: ['Voice callback requests'],
+      description: "Agents and admins. 30 successful creations per account per rolling 10 minutes: every 201 and 429 carries the account's budget.",
+      body: wrappedBody('callback_request', CALLBACK_REQUEST_FIELDS),
+      response: {
+        201: NoContent('Queued', HEADERS.rateLimit),
+        ...errorResponses({ body: 'fields', extra: { 429: answer(ERRORS[429], 'Throttled: the login throttle, or the account\'s callback budget', { ...HEADERS.retryAfter, ...HEADERS.rateLimit }) } }),
+      },
+    },
+    variables: (req) => {
+      const { phone_number_id: phone, requester_phone_number: requester, group_ids: groups } = unwrap(req.body, 'callback_request');
+      return { input: { phoneNumberId: phone == null ? phone : String(phone), requesterPhoneNumber: requester, groupIds: groups && groups.map(String) } };
+    },
     respond: (data) => {
       const budget = data.createCallbackRequest.rateLimit;
       return {

@@ -1,3 +1,4 @@
+import { Type } from 'typebox';
 import {
   RestCreateOAuthClientDocument,
   RestDeleteOAuthClientDocument,
@@ -5,11 +6,54 @@ import {
   RestListOAuthClientsDocument,
   RestShowOAuthClientDocument,
   RestUpdateOAuthClientDocument,
+  type OAuthClientType,
   type RestOAuthClientFragment,
 } from '../generated/graphql';
-import { MUST_BE, NotFoundError, ValidationError } from '../domain/errors';
+import { NotFoundError } from '../domain/errors';
 import { defineRoute, SHOWS_SECRET, type AnyRestRoute } from './adapter';
-import { isoSeconds, pickFields, unwrap } from './body';
+import { isoSeconds } from './body';
+import {
+  answer,
+  BodyField,
+  errorResponses,
+  HEADERS,
+  IdParams,
+  IgnoredBody,
+  mustBe,
+  NoContent,
+  Nullable,
+  Timestamp,
+  NullableTimestamp,
+  StringEnum,
+  unwrap,
+  wrappedBody,
+  type Fields,
+} from './schemas';
+
+/** Zendesk's OAuth client JSON (API.md §5). */
+export const OAuthClientJson = Type.Object(
+  {
+    id: Type.Integer(),
+    name: Type.String(),
+    company: Nullable(Type.String()),
+    client_identifier: Type.String({ description: 'Generated, unique, immutable' }),
+    client_secret: Type.String({ description: 'In full only from create and generate-secret; elsewhere its first 10 characters and "..."' }),
+    client_type: StringEnum(['public', 'confidential']),
+    redirect_uris: Type.String({ description: 'The URIs joined by a single space' }),
+    scopes: StringEnum(['read', 'write', 'read write']),
+    agent_id: Nullable(Type.Integer(), { description: 'The admin who created the client' }),
+    create_date: Timestamp,
+    update_date: NullableTimestamp,
+  },
+  {
+    additionalProperties: false,
+    title: 'OAuthClient',
+    examples: [{
+      id: 7, name: 'Dashboard', company: 'Acme', client_identifier: 'UFJ3hFhVu9T4UT2vJnJyYFP58lV-R-TT8T41ceA9', client_secret: 'Z0RFc8PxKS...',
+      client_type: 'public', redirect_uris: 'https://app.example.com/cb', scopes: 'read write', agent_id: 1, create_date: '2026-11-21T10:29:59Z', update_date: null,
+    }],
+  },
+);
 
 /** Zendesk's OAuth client JSON (API.md §5). */
 export function serializeOAuthClient(c: RestOAuthClientFragment) {
@@ -19,43 +63,52 @@ export function serializeOAuthClient(c: RestOAuthClientFragment) {
     company: c.company ?? null,
     client_identifier: c.clientIdentifier,
     client_secret: c.clientSecret,
-    client_type: c.clientType.toLowerCase(),
+    client_type: c.clientType === 'CONFIDENTIAL' ? ('confidential' as const) : ('public' as const),
     redirect_uris: c.redirectUris.join(' '),
-    scopes: c.scopes,
+    scopes: c.scopes as 'read' | 'write' | 'read write',
     agent_id: c.agentId === null || c.agentId === undefined ? null : Number(c.agentId),
-    create_date: isoSeconds(c.createDate),
+    create_date: isoSeconds(c.createDate)!,
     update_date: isoSeconds(c.updateDate),
   };
 }
 
 const CLIENT_FIELDS = {
-  name: { kind: 'string', label: 'Name', to: 'name' },
-  company: { kind: 'string', label: 'Company', to: 'company' },
-  client_type: {
-    kind: 'enum', label: 'Client type', to: 'clientType',
-    values: { public: 'PUBLIC', confidential: 'CONFIDENTIAL' }, message: MUST_BE.clientType,
-  },
-  scopes: { kind: 'string', label: 'Scopes', to: 'scopes' },
-  redirect_uris: { kind: 'strings', label: 'Redirect uris', to: 'redirectUris' },
-} as const;
+  name: BodyField(Type.String(), mustBe('Name', 'string'), 'Required on create; 1..255 characters after trimming'),
+  company: BodyField(Type.String(), mustBe('Company', 'string'), 'At most 255 characters; "" is stored as null'),
+  client_type: BodyField(StringEnum(['public', 'confidential']), mustBe('Client type', 'clientType'), 'public (default) or confidential'),
+  scopes: BodyField(Type.String(), mustBe('Scopes', 'string'), 'Required on create: read, write, or read write (in any order, any whitespace)'),
+  redirect_uris: BodyField(Type.Union([Type.String(), Type.Array(Type.String())]), mustBe('Redirect uris', 'strings'), 'Required on create: URIs separated by whitespace, or an array'),
+};
+const ClientBody = wrappedBody('client', CLIENT_FIELDS);
 
-function gracePeriod(body: Record<string, unknown> | undefined): number | null {
-  const raw = unwrap(body, 'client').grace_period;
-  if (raw === undefined || raw === null) return null;
-  if (!Number.isSafeInteger(raw) || (raw as number) < 0 || (raw as number) > 2_147_483_647) {
-    throw new ValidationError({ grace_period: [{ error: 'InvalidValue', description: 'Grace period: must be an integer number of seconds from 0 to 604800' }] });
-  }
-  return raw as number;
+const SECRET_FIELDS = {
+  grace_period: BodyField(
+    Type.Integer({ minimum: 0, maximum: 2_147_483_647 }),
+    'Grace period: must be an integer number of seconds from 0 to 604800',
+    'Seconds (0..604800) for which the previous secret stays valid at the grant endpoints',
+  ),
+};
+
+const CLIENT_TYPES: Record<'public' | 'confidential', OAuthClientType> = { public: 'PUBLIC', confidential: 'CONFIDENTIAL' };
+
+/** The GraphQL input of a body (snake_case in, camelCase out); an absent field stays absent (a partial update keeps it). */
+function clientInput(fields: Fields<typeof CLIENT_FIELDS>) {
+  const { name, company, client_type: type, scopes, redirect_uris: uris } = fields;
+  return { name, company, scopes, clientType: type && CLIENT_TYPES[type], redirectUris: typeof uris === 'string' ? [uris] : uris };
 }
 
-/** Flat (seed) or wrapped in {"client": {...}} (Support API style). */
-const clientInput = (body: Record<string, unknown> | undefined) => pickFields(unwrap(body, 'client'), CLIENT_FIELDS);
+const TAGS = ['OAuth clients'];
 
 export const oauthClientRoutes: AnyRestRoute[] = [
   defineRoute({
     method: 'GET',
     paths: ['/oauth/clients'],
     document: RestListOAuthClientsDocument,
+    schema: {
+      operationId: 'listOAuthClients', summary: 'List OAuth clients', tags: TAGS,
+      description: "The account's clients, id ascending, secrets truncated. Admins.",
+      response: { 200: answer(Type.Array(OAuthClientJson), 'The clients'), ...errorResponses() },
+    },
     variables: () => ({}),
     respond: (data) => ({ status: 200, body: data.oauthClients.map(serializeOAuthClient) }),
   }),
@@ -63,6 +116,12 @@ export const oauthClientRoutes: AnyRestRoute[] = [
     method: 'GET',
     paths: ['/oauth/clients/:id'],
     document: RestShowOAuthClientDocument,
+    schema: {
+      operationId: 'showOAuthClient', summary: 'Show an OAuth client', tags: TAGS,
+      description: 'Secret truncated. Admins.',
+      params: IdParams,
+      response: { 200: answer(OAuthClientJson, 'The client'), ...errorResponses({ id: true }) },
+    },
     variables: (req) => ({ id: req.params.id }),
     respond: (data) => {
       if (!data.oauthClient) throw new NotFoundError();
@@ -73,7 +132,16 @@ export const oauthClientRoutes: AnyRestRoute[] = [
     method: 'POST',
     paths: ['/oauth/clients'],
     document: RestCreateOAuthClientDocument,
-    variables: (req) => ({ input: clientInput(req.body) }),
+    schema: {
+      operationId: 'createOAuthClient', summary: 'Create an OAuth client', tags: TAGS,
+      description: 'Returns the full secret, this once. Admins.',
+      body: ClientBody,
+      response: {
+        201: answer(OAuthClientJson, 'The client, with its full secret and update_date null', { ...HEADERS.location, ...HEADERS.noStore }),
+        ...errorResponses({ body: 'fields' }),
+      },
+    },
+    variables: (req) => ({ input: clientInput(unwrap(req.body, 'client')) }),
     respond: (data, req) => ({
       status: 201,
       body: serializeOAuthClient(data.createOAuthClient),
@@ -84,22 +152,45 @@ export const oauthClientRoutes: AnyRestRoute[] = [
     method: 'PUT',
     paths: ['/oauth/clients/:id'],
     document: RestUpdateOAuthClientDocument,
-    variables: (req) => ({ id: req.params.id, input: clientInput(req.body) }),
+    schema: {
+      operationId: 'updateOAuthClient', summary: 'Update an OAuth client', tags: TAGS,
+      description: 'Partial: omitted fields keep their value; a field that is present must be valid. Admins.',
+      params: IdParams,
+      body: ClientBody,
+      response: { 200: answer(OAuthClientJson, 'The client, update_date set, secret truncated'), ...errorResponses({ id: true, body: 'fields' }) },
+    },
+    variables: (req) => ({ id: req.params.id, input: clientInput(unwrap(req.body, 'client')) }),
     respond: (data) => ({ status: 200, body: serializeOAuthClient(data.updateOAuthClient) }),
   }),
   defineRoute({
     method: 'DELETE',
     paths: ['/oauth/clients/:id'],
     document: RestDeleteOAuthClientDocument,
+    schema: {
+      operationId: 'deleteOAuthClient', summary: 'Delete an OAuth client', tags: TAGS,
+      description: "Revokes all the client's tokens and deletes its grants, codes and secrets, in one transaction. Admins.",
+      params: IdParams,
+      body: IgnoredBody,
+      response: { 204: NoContent('Deleted'), ...errorResponses({ id: true, body: 'ignored' }) },
+    },
     variables: (req) => ({ id: req.params.id }),
     respond: () => ({ status: 204 }),
   }),
   defineRoute({
     method: 'POST',
-    paths: ['/oauth/clients/:id', '/oauth/clients/:id/client_secret'],
+    paths: ['/oauth/clients/:id/client_secret', '/oauth/clients/:id'],
     document: RestGenerateOAuthClientSecretDocument,
-    // optional {"grace_period": <seconds>} (flat or in {"client": …}): the previous secret stays valid at the grant endpoints until then
-    variables: (req) => ({ id: req.params.id, gracePeriod: gracePeriod(req.body) }),
+    schema: {
+      operationId: 'generateOAuthClientSecret', summary: 'Generate a new client secret', tags: TAGS,
+      description: 'The previous secret stops working at once, or after grace_period seconds at the grant endpoints. Admins.',
+      params: IdParams,
+      body: wrappedBody('client', SECRET_FIELDS),
+      response: {
+        200: answer(Type.Object({ client_secret: Type.String({ description: 'The full new secret, this once' }) }, { additionalProperties: false }), 'The new secret', HEADERS.noStore),
+        ...errorResponses({ id: true, body: 'fields' }),
+      },
+    },
+    variables: (req) => ({ id: req.params.id, gracePeriod: unwrap(req.body, 'client').grace_period }),
     respond: (data) => ({ status: 200, body: { client_secret: data.generateOAuthClientSecret.clientSecret }, headers: SHOWS_SECRET }),
   }),
 ];

@@ -17,7 +17,7 @@ export const CLI_JS = path.join(ROOT, 'dist/src/cli/main.js');
 const SERVICE_VARS = [
   'DATABASE_URL', 'DATA_DIR', 'PORT', 'HOST', 'HASH_KEY', 'ADMIN_EMAIL', 'ADMIN_PASSWORD', 'WEB_CONCURRENCY',
   'PUBLIC_URL', 'LOG_LEVEL', 'GRAPHQL_INTROSPECTION', 'DB_POOL_SIZE', 'LOGIN_THROTTLE_WINDOW_SECONDS',
-  'CALLBACK_RATE_WINDOW_SECONDS', 'BENCH_MODE', 'NODE_ENV', 'NODE_OPTIONS', 'LOGIN_THROTTLE_ADDRESS_FAILURES',
+  'CALLBACK_RATE_WINDOW_SECONDS', 'BENCH_MODE', 'NODE_ENV', 'NODE_OPTIONS', 'LOGIN_THROTTLE_ADDRESS_FAILURES', 'OPENAPI_CONFORMANCE',
 ];
 
 const running = new Set<ChildProcess>();
@@ -42,7 +42,8 @@ export async function killAll(): Promise<void> {
 function childEnv(env: Record<string, string | undefined>): NodeJS.ProcessEnv {
   const base: NodeJS.ProcessEnv = { ...process.env };
   for (const name of SERVICE_VARS) delete base[name];
-  return { ...base, NODE_ENV: 'test', ...env };
+  // OPENAPI_CONFORMANCE=fail: an answer the OpenAPI document does not describe is a 500 OpenApiViolation
+  return { ...base, NODE_ENV: 'test', OPENAPI_CONFORMANCE: 'fail', ...env };
 }
 
 let built: Promise<void> | undefined;

@@ -57,6 +57,8 @@ export async function createTestApp(options: { limits?: Partial<Limits>; publicU
       publicUrl: options.publicUrl,
       graphqlIntrospection: options.graphqlIntrospection ?? true,
       logLevel: 'info',
+      // every answer is checked against the OpenAPI document; test/helpers/openapi-conformance.ts fails the file on a violation
+      openapiConformance: 'record',
     },
     logger: { level: 'info', stream },
   });

@@ -2,7 +2,7 @@ import { BadRequestError, NotFoundError, ValidationError, Validator } from '../e
 import { hmacHex, randomUrlSafe } from '../crypto';
 import { parseId } from '../ids';
 import { checkOffsetPage, type KeysetPage, type OffsetPage, type PageResult } from '../pagination';
-import { tokensVisibleTo } from '../authorization';
+import { tokensListedFor, tokensVisibleTo } from '../authorization';
 import type { Viewer } from '../auth/viewer';
 import { actorOf, describedFor } from '../audit/audit-log.repository';
 import { NO_CLIENT, type OAuthTokenRecord, type OAuthTokenRepository } from './oauth-token.repository';
@@ -12,6 +12,12 @@ export type { OAuthTokenRecord } from './oauth-token.repository';
 export interface CreateTokenInput {
   clientId?: unknown;
   scopes?: unknown;
+}
+
+/** Which tokens a list shows: `all` (else the viewer's own), of one client when `clientId` is set. */
+export interface TokenListFilter {
+  all: boolean;
+  clientId?: unknown;
 }
 
 /** A client filter: absent = all clients; an id that names no client filters to nothing. */
@@ -80,18 +86,20 @@ export class OAuthTokenService {
     await this.tokens.revokeById(viewer.token.id, { actor: actorOf(viewer), description: describedFor(viewer, 'Revoked by presenting it (current token)') });
   }
 
+  // Lists show the viewer's own tokens, or with `all` every token the viewer may see (tokensListedFor).
+
   /** Keyset page, id ascending: cost does not grow with depth. */
-  listKeyset(viewer: Viewer, clientId: unknown, page: KeysetPage): Promise<PageResult<OAuthTokenRecord>> {
-    return this.tokens.listKeyset(tokensVisibleTo(viewer), clientFilter(clientId), page);
+  listKeyset(viewer: Viewer, filter: TokenListFilter, page: KeysetPage): Promise<PageResult<OAuthTokenRecord>> {
+    return this.tokens.listKeyset(tokensListedFor(viewer, filter.all), clientFilter(filter.clientId), page);
   }
 
-  listOffset(viewer: Viewer, clientId: unknown, page: OffsetPage): Promise<OAuthTokenRecord[]> {
+  listOffset(viewer: Viewer, filter: TokenListFilter, page: OffsetPage): Promise<OAuthTokenRecord[]> {
     checkOffsetPage(page);
-    return this.tokens.listOffset(tokensVisibleTo(viewer), clientFilter(clientId), page);
+    return this.tokens.listOffset(tokensListedFor(viewer, filter.all), clientFilter(filter.clientId), page);
   }
 
-  count(viewer: Viewer, clientId: unknown): Promise<number> {
-    return this.tokens.count(tokensVisibleTo(viewer), clientFilter(clientId));
+  count(viewer: Viewer, filter: TokenListFilter): Promise<number> {
+    return this.tokens.count(tokensListedFor(viewer, filter.all), clientFilter(filter.clientId));
   }
 
   /** Up to `limit` tokens of each client that the viewer may see, for DataLoader batching of OAuthClient.tokens. */

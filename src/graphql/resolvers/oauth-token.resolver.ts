@@ -12,10 +12,13 @@ const MAX_ID = 9223372036854775807n;
 @Resolver(() => OAuthToken)
 export class OAuthTokenResolver {
   @Allow('oauthTokens.list')
-  @Query(() => OAuthTokenConnection, { description: 'Tokens of the account (admins), cursor (first/after, last/before) or offset (page/perPage)' })
+  @Query(() => OAuthTokenConnection, {
+    description: "Admins: their own tokens, or with all: true every token of the account; cursor (first/after, last/before) or offset (page/perPage)",
+  })
   async oauthTokens(@Args() args: OAuthTokensArgs, @Ctx() { viewer, services, baseUrl }: GraphQLContext): Promise<OAuthTokenConnection> {
     const tokens = services.oauthTokens;
-    const count = () => tokens.count(viewer!, args.clientId);
+    const filter = { all: args.all ?? false, clientId: args.clientId };
+    const count = () => tokens.count(viewer!, filter);
     const connection = (items: Awaited<ReturnType<typeof tokens.listOffset>>, hasNextPage: boolean, hasPreviousPage: boolean) => {
       const edges = items.map((r) => ({ cursor: services.cursors.encode(r.id), node: OAuthToken.from(r, baseUrl) }));
       return Object.assign(new OAuthTokenConnection(), {
@@ -26,13 +29,13 @@ export class OAuthTokenResolver {
     };
     const request = pageRequest(args);
     if (request.mode === 'offset') {
-      const [items, total] = await Promise.all([tokens.listOffset(viewer!, args.clientId, request), count()]);
+      const [items, total] = await Promise.all([tokens.listOffset(viewer!, filter, request), count()]);
       return Object.assign(connection(items, request.page * request.perPage < total, request.page > 1), { count: async () => total });
     }
     const after = request.after === undefined ? undefined : services.cursors.decode(request.after);
     // backward without `before`: the last N from the end
     const before = request.before !== undefined ? services.cursors.decode(request.before) : request.backward ? MAX_ID : undefined;
-    const page = await tokens.listKeyset(viewer!, args.clientId, { size: request.size, after, before });
+    const page = await tokens.listKeyset(viewer!, filter, { size: request.size, after, before });
     return connection(page.items, page.hasNextPage && !(request.backward && request.before === undefined), page.hasPreviousPage);
   }
 
@@ -98,7 +101,7 @@ export class OAuthTokenConnectionResolver {
 
 @Resolver(() => OAuthClient)
 export class OAuthClientTokensResolver {
-  /** What oauthTokens(clientId) would list for the viewer (admins with read). */
+  /** What oauthTokens(clientId, all: true) would list for the viewer (admins with read). */
   @Allow('oauthTokens.list')
   @FieldResolver(() => [OAuthToken], { description: 'Live tokens of the client (first 100, id ascending)' })
   async tokens(@Root() client: OAuthClient, @Ctx() { loaders, baseUrl }: GraphQLContext): Promise<OAuthToken[]> {

@@ -66,6 +66,7 @@ export class OAuthTokenConnection {
 
 @ArgsType()
 export class OAuthTokensArgs {
+  @Field(() => Boolean, { defaultValue: false, description: "Every token of the account (admins) instead of the viewer's own" }) all!: boolean;
   @Field(() => ID, { nullable: true, description: 'Only the tokens of this client' }) clientId?: string | null;
   @Field(() => Int, { nullable: true, description: '1..100 (larger values are clamped); default 100' }) first?: number | null;
   @Field(() => String, { nullable: true }) after?: string | null;

@@ -1,6 +1,7 @@
 import type { FastifyReply } from 'fastify';
 import fp from 'fastify-plugin';
 import { badRequest, envelopeFor, internalError, notFound, type ErrorResponse } from '../error-envelope';
+import { isValidationError, validationEnvelope } from '../../rest/validation';
 
 export const BODY_LIMIT = 64 * 1024;
 
@@ -12,6 +13,8 @@ export function sendError(reply: FastifyReply, r: ErrorResponse) {
 /** Every error, ours or Fastify's, in Zendesk's envelope (API.md §4); a 5xx never shows its message. */
 export const errorEnvelope = fp(async (fastify) => {
   fastify.setErrorHandler((error, request, reply) => {
+    // A request that its route's schema refused (REST): 404 for a path id, 400 for a query parameter, 422 for a field
+    if (isValidationError(error)) return sendError(reply, validationEnvelope(error, request.routeOptions.schema));
     const mapped = envelopeFor(error);
     if (mapped) return sendError(reply, mapped);
     const e = error as { code?: string; statusCode?: number; message?: string };
