@@ -82,7 +82,21 @@ function asGraphQLError(e: GraphQLError): GraphQLError {
  */
 export function prepareOperation(schema: GraphQLSchema, document: DocumentNode): (contextValue: unknown, variableValues: Record<string, unknown>) => Promise<ExecutionResult> {
   const compiled = compile(schema, document, undefined);
-  return (contextValue, variableValues) => run(schema, compiled, { document, contextValue, variableValues });
+  return (contextValue, variableValues) => run(schema, compiled, { document, contextValue, variableValues: withoutUndefined(variableValues) as Record<string, unknown> });
+}
+
+/**
+ * Variables built in JavaScript (the REST routes) may hold `undefined` for a field
+ * not given; graphql-js reads that as absent, graphql-jit as null. Dropped here, so
+ * that "not given" keeps meaning "keep the current value". (Apollo's variables come
+ * from JSON, which has no undefined.)
+ */
+function withoutUndefined(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(withoutUndefined);
+  if (value === null || typeof value !== 'object') return value;
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(value)) if (v !== undefined) out[k] = withoutUndefined(v);
+  return out;
 }
 
 /** A small LRU: a Map keeps insertion order, and a hit moves the key to the end. */

@@ -1,13 +1,26 @@
+import { Type } from 'typebox';
 import { RestShowAccountSettingsDocument, RestUpdateAccountSettingsDocument } from '../generated/graphql';
 import { defineRoute, type AnyRestRoute } from './adapter';
-import { pickFields, unwrap } from './body';
+import { answer, BodyField, errorResponses, mustBe, unwrap, wrappedBody } from './schemas';
 
 /** {"settings": {"omnichannel_routing": bool}} */
 const SETTINGS_FIELDS = {
-  omnichannel_routing: { kind: 'boolean', label: 'Omnichannel routing', to: 'omnichannelRouting' },
-} as const;
+  omnichannel_routing: BodyField(Type.Boolean(), mustBe('Omnichannel routing', 'boolean'), 'true: a callback request routes to its first group only; false: to all its groups'),
+};
+
+const SettingsJson = Type.Object(
+  {
+    settings: Type.Object(
+      { omnichannel_routing: Type.Boolean({ description: 'true: a callback request routes to its first group only; false: to all its groups' }) },
+      { additionalProperties: false, title: 'AccountSettings' },
+    ),
+  },
+  { additionalProperties: false, examples: [{ settings: { omnichannel_routing: true } }] },
+);
 
 const serializeSettings = (s: { omnichannelRouting: boolean }) => ({ settings: { omnichannel_routing: s.omnichannelRouting } });
+
+const TAGS = ['Account settings'];
 
 /** The account's settings (admins), in the shape they are written. */
 export const accountSettingsRoutes: AnyRestRoute[] = [
@@ -15,6 +28,11 @@ export const accountSettingsRoutes: AnyRestRoute[] = [
     method: 'GET',
     paths: ['/account/settings'],
     document: RestShowAccountSettingsDocument,
+    schema: {
+      operationId: 'showAccountSettings', summary: "Show the account's settings", tags: TAGS,
+      description: 'Admins (a read scope suffices).',
+      response: { 200: answer(SettingsJson, 'The settings'), ...errorResponses() },
+    },
     variables: () => ({}),
     respond: (data) => ({ status: 200, body: serializeSettings(data.accountSettings) }),
   }),
@@ -22,7 +40,17 @@ export const accountSettingsRoutes: AnyRestRoute[] = [
     method: 'PUT',
     paths: ['/account/settings'],
     document: RestUpdateAccountSettingsDocument,
-    variables: (req) => ({ input: pickFields(unwrap(req.body, 'settings'), SETTINGS_FIELDS) }),
+    schema: {
+      operationId: 'updateAccountSettings', summary: "Update the account's settings", tags: TAGS,
+      description: 'Partial: an omitted setting keeps its value; null is refused. An actual change is audited. Admins.',
+      body: wrappedBody('settings', SETTINGS_FIELDS),
+      response: { 200: answer(SettingsJson, 'The settings, as they are now'), ...errorResponses({ body: 'fields' }) },
+    },
+    variables: (req) => {
+      const value = unwrap(req.body, 'settings').omnichannel_routing;
+      // an absent setting stays absent (it keeps its value); null is the domain's to refuse
+      return { input: value === undefined ? {} : { omnichannelRouting: value } };
+    },
     respond: (data) => ({ status: 200, body: serializeSettings(data.updateAccountSettings) }),
   }),
 ];

@@ -1,8 +1,51 @@
+import { Type } from 'typebox';
 import { RestListAuditLogsDocument, RestShowAuditLogDocument, type RestAuditLogFragment, type RestListAuditLogsQueryVariables } from '../generated/graphql';
 import { BadRequestError, NotFoundError } from '../domain/errors';
 import { defineRoute, type AnyRestRoute, type RestRequest } from './adapter';
 import { isoSeconds } from './body';
-import { cursorPageFields, intParam, queryParam } from './query';
+import { cursorPageFields } from './query';
+import { answer, errorResponses, IdParams, INVALID, Nullable, PageFields, PageQuery, QueryString, StringEnum, Timestamp } from './schemas';
+
+// The query parameters' values, as the GraphQL enums name them.
+const SOURCE_TYPES = {
+  account: 'ACCOUNT', user: 'USER', group: 'GROUP', voice_phone_number: 'VOICE_PHONE_NUMBER', oauth_client: 'OAUTH_CLIENT', oauth_token: 'OAUTH_TOKEN',
+} as const;
+const ACTIONS = { create: 'CREATE', update: 'UPDATE', destroy: 'DESTROY' } as const;
+const SORTS = { '-created_at': 'CREATED_AT_DESC', created_at: 'CREATED_AT_ASC' } as const;
+const VIAS = ['api', 'cli', 'graphql', 'oauth', 'system'] as const;
+
+type Keys<T> = (keyof T & string)[];
+const keysOf = <T extends object>(values: T) => Object.keys(values) as Keys<T>;
+
+/** Zendesk's audit log JSON, and ours beside it: changed_fields, request_id, via. */
+export const AuditLogJson = Type.Object(
+  {
+    url: Type.String({ format: 'uri' }),
+    id: Type.Integer(),
+    action_label: Type.String({ description: 'Created, Updated or Deleted' }),
+    actor_id: Nullable(Type.Integer(), { description: 'The user who made the change; null for the system' }),
+    actor_name: Type.String(),
+    source_id: Type.Integer({ description: 'The id of the changed record' }),
+    source_type: StringEnum(keysOf(SOURCE_TYPES)),
+    source_label: Type.String({ description: 'The name of the changed record at the time' }),
+    action: StringEnum(keysOf(ACTIONS)),
+    change_description: Type.String(),
+    ip_address: Nullable(Type.String()),
+    created_at: Timestamp,
+    changed_fields: Type.Array(Type.String(), { description: 'The snake_case names of the changed fields (never their values)' }),
+    request_id: Nullable(Type.String(), { description: 'The X-Request-Id of the request that made the change' }),
+    via: StringEnum(VIAS, { description: 'REST (/api/v2), GraphQL, the OAuth endpoints, the command line, or the service itself' }),
+  },
+  {
+    additionalProperties: false,
+    title: 'AuditLog',
+    examples: [{
+      url: 'https://help.example.com/api/v2/audit_logs/7.json', id: 7, action_label: 'Updated', actor_id: 1, actor_name: 'Admin', source_id: 3, source_type: 'oauth_client',
+      source_label: 'Dashboard', action: 'update', change_description: 'Generated a new client secret; the previous one stopped working', ip_address: '127.0.0.1',
+      created_at: '2026-11-23T10:02:11Z', changed_fields: ['client_secret'], request_id: '5f0c2a1e-8d7b-4c3f-9a51-0e6b2d4c7f10', via: 'api',
+    }],
+  },
+);
 
 /** Zendesk's audit log JSON, and ours beside it: changed_fields, request_id, via. */
 export function serializeAuditLog(l: RestAuditLogFragment) {
@@ -13,60 +56,71 @@ export function serializeAuditLog(l: RestAuditLogFragment) {
     actor_id: l.actorId === null || l.actorId === undefined ? null : Number(l.actorId),
     actor_name: l.actorName,
     source_id: Number(l.sourceId),
-    source_type: l.sourceType.toLowerCase(),
+    source_type: l.sourceType.toLowerCase() as keyof typeof SOURCE_TYPES,
     source_label: l.sourceLabel,
-    action: l.action.toLowerCase(),
+    action: l.action.toLowerCase() as keyof typeof ACTIONS,
     change_description: l.changeDescription,
     ip_address: l.ipAddress ?? null,
-    created_at: isoSeconds(l.createdAt),
+    created_at: isoSeconds(l.createdAt)!,
     changed_fields: l.changedFields,
     request_id: l.requestId ?? null,
-    via: l.via.toLowerCase(),
+    via: l.via.toLowerCase() as (typeof VIAS)[number],
   };
 }
 
-// The query parameters' values, as the GraphQL enums name them.
-const SOURCE_TYPES = {
-  account: 'ACCOUNT', user: 'USER', group: 'GROUP', voice_phone_number: 'VOICE_PHONE_NUMBER', oauth_client: 'OAUTH_CLIENT', oauth_token: 'OAUTH_TOKEN',
-} as const;
-const ACTIONS = { create: 'CREATE', update: 'UPDATE', destroy: 'DESTROY' } as const;
-const SORTS = { '-created_at': 'CREATED_AT_DESC', created_at: 'CREATED_AT_ASC' } as const;
-/** ISO 8601 date-time with a zone; a '+' of the offset left unencoded in the URL arrives as a space */
-const DATE_TIME = /^\d{4}-\d\d-\d\dT\d\d:\d\d(:\d\d(\.\d{1,9})?)?(Z|[+-]\d\d:\d\d)$/i;
+/** `<name> must be one of: …`, the 400 of a value outside `values`. */
+const oneOf = <T extends object>(name: string, values: T, description: string) =>
+  Type.Optional(StringEnum(keysOf(values), { description, [INVALID]: `${name} must be one of: ${keysOf(values).join(', ')}` }));
 
-/** A parameter that must be one of `values`' keys: its value there, undefined when absent, else 400. */
-function oneOf<T extends Record<string, string>>(req: RestRequest, name: string, values: T): T[keyof T] | undefined {
-  const raw = queryParam(req.query, name);
-  if (raw === undefined || raw === '') return undefined;
-  if (!Object.prototype.hasOwnProperty.call(values, raw)) throw new BadRequestError(`${name} must be one of: ${Object.keys(values).join(', ')}`);
-  return values[raw as keyof T];
-}
+/** ISO 8601 date-time with a zone; a '+' of the offset left unencoded in the URL arrives as a space. */
+const DATE_TIME = '^[0-9]{4}-[0-9]{2}-[0-9]{2}[Tt][0-9]{2}:[0-9]{2}(:[0-9]{2}([.][0-9]{1,9})?)?([Zz]|[+ -][0-9]{2}:[0-9]{2})$';
+const RANGE_INVALID = 'filter[created_at][] must be given twice, the start and the end of the range, as ISO 8601 date-times (2026-11-23T10:00:00Z)';
+const range = (description: string) =>
+  Type.Optional(Type.Array(Type.String({ pattern: DATE_TIME }), { minItems: 2, maxItems: 2, description, [INVALID]: RANGE_INVALID }));
 
-/** Every value of a repeatable parameter. */
-function allOf(req: RestRequest, name: string): unknown[] {
-  const v = req.query[name];
-  return v === undefined ? [] : Array.isArray(v) ? v : [v];
-}
+const ListQuery = Type.Object({
+  'filter[source_type]': oneOf('filter[source_type]', SOURCE_TYPES, 'Only changes of records of this type'),
+  'filter[actor_id]': QueryString({ pattern: '^[1-9][0-9]{0,18}$', invalid: 'filter[actor_id] must be a positive integer', description: 'Only changes made by this user' }),
+  'filter[action]': oneOf('filter[action]', ACTIONS, 'Only changes of this kind'),
+  'filter[created_at][]': range('Given twice: the start and the end of a range, both included, as ISO 8601 date-times with a zone (2026-11-23T10:00:00Z, 2026-11-23T12:00:00%2B02:00)'),
+  'filter[created_at]': range('The same as filter[created_at][]'),
+  sort: oneOf('sort', SORTS, '-created_at (default, newest first) or created_at (oldest first)'),
+  'page[size]': PageQuery['page[size]'],
+  'page[after]': PageQuery['page[after]'],
+  'page[before]': PageQuery['page[before]'],
+});
+
+const LIST_SCHEMA = {
+  operationId: 'listAuditLogs', summary: 'List the audit log', tags: ['Audit logs'],
+  description: 'Changes in the account, newest first unless sorted otherwise, in cursor pages (page[size], page[after], page[before]). Filters combine. Admins; Bearer tokens with read or auditlogs:read.',
+  querystring: ListQuery,
+  response: {
+    200: answer(
+      Type.Object({ audit_logs: Type.Array(AuditLogJson), meta: PageFields.meta, links: PageFields.links }, { additionalProperties: false }),
+      'A page of the audit log, with meta and links',
+    ),
+    ...errorResponses(),
+  },
+};
 
 /**
- * GET /audit_logs's query → the operation's variables; anything malformed is 400
- * InvalidRequest here (the shapes only: the resolver checks the rest).
+ * GET /audit_logs's query → the operation's variables (the schema checked the shapes; a
+ * date that does not exist is 400 here; the resolver checks the rest: range order, cursors).
  */
-function listVariables(req: RestRequest): RestListAuditLogsQueryVariables {
-  const actorId = queryParam(req.query, 'filter[actor_id]') || undefined;
-  if (actorId !== undefined && !/^[1-9]\d{0,18}$/.test(actorId)) throw new BadRequestError('filter[actor_id] must be a positive integer');
-  const range = [...allOf(req, 'filter[created_at][]'), ...allOf(req, 'filter[created_at]')].map((v) => (typeof v === 'string' ? v.replace(' ', '+') : v));
-  if (range.length > 0 && (range.length !== 2 || !range.every((v) => typeof v === 'string' && DATE_TIME.test(v) && !Number.isNaN(Date.parse(v))))) {
-    throw new BadRequestError('filter[created_at][] must be given twice, the start and the end of the range, as ISO 8601 date-times (2026-11-23T10:00:00Z)');
-  }
-  const [createdFrom, createdTo] = range.map((v) => new Date(v as string).toISOString());
+function listVariables(req: RestRequest<typeof LIST_SCHEMA>): RestListAuditLogsQueryVariables {
+  const q = req.query;
+  const given = [...(q['filter[created_at][]'] ?? []), ...(q['filter[created_at]'] ?? [])].map((v) => v.replace(' ', '+'));
+  if (given.length > 0 && (given.length !== 2 || given.some((v) => Number.isNaN(Date.parse(v))))) throw new BadRequestError(RANGE_INVALID);
+  const [createdFrom, createdTo] = given.map((v) => new Date(v).toISOString());
+  const sourceType = q['filter[source_type]'];
+  const action = q['filter[action]'];
   const filter = {
-    sourceType: oneOf(req, 'filter[source_type]', SOURCE_TYPES), actorId, action: oneOf(req, 'filter[action]', ACTIONS), createdFrom, createdTo,
+    sourceType: sourceType && SOURCE_TYPES[sourceType], actorId: q['filter[actor_id]'], action: action && ACTIONS[action], createdFrom, createdTo,
   };
-  const sort = oneOf(req, 'sort', SORTS);
-  const size = intParam(req.query, 'page[size]');
-  const after = queryParam(req.query, 'page[after]') || undefined;
-  const before = queryParam(req.query, 'page[before]') || undefined;
+  const sort = q.sort && SORTS[q.sort];
+  const size = q['page[size]'];
+  const after = q['page[after]'] || undefined;
+  const before = q['page[before]'] || undefined;
   return { filter, sort, ...(before ? { last: size, before } : { first: size, after }) };
 }
 
@@ -76,10 +130,11 @@ export const auditLogRoutes: AnyRestRoute[] = [
     method: 'GET',
     paths: ['/audit_logs'],
     document: RestListAuditLogsDocument,
+    schema: LIST_SCHEMA,
     variables: listVariables,
     respond: (data, req) => {
       const { edges, pageInfo } = data.auditLogs;
-      const backward = Boolean(queryParam(req.query, 'page[before]'));
+      const backward = Boolean(req.query['page[before]']);
       return { status: 200, body: { audit_logs: edges.map((e) => serializeAuditLog(e.node)), ...cursorPageFields(pageInfo, backward, req.baseUrl, req.url) } };
     },
   }),
@@ -87,6 +142,12 @@ export const auditLogRoutes: AnyRestRoute[] = [
     method: 'GET',
     paths: ['/audit_logs/:id'],
     document: RestShowAuditLogDocument,
+    schema: {
+      operationId: 'showAuditLog', summary: 'Show an audit log record', tags: ['Audit logs'],
+      description: 'Admins; Bearer tokens with read or auditlogs:read.',
+      params: IdParams,
+      response: { 200: answer(Type.Object({ audit_log: AuditLogJson }, { additionalProperties: false }), 'The record'), ...errorResponses({ id: true }) },
+    },
     variables: (req) => ({ id: req.params.id }),
     respond: (data) => {
       if (!data.auditLog) throw new NotFoundError();

@@ -1,3 +1,4 @@
+import { Type } from 'typebox';
 import {
   RestCreateGroupDocument,
   RestDeleteGroupDocument,
@@ -7,9 +8,44 @@ import {
   type RestGroupFragment,
 } from '../generated/graphql';
 import { NotFoundError } from '../domain/errors';
-import { defineRoute, type AnyRestRoute } from './adapter';
-import { isoSeconds, pickFields, unwrap } from './body';
-import { offsetFields, offsetVariables } from './pagination';
+import { defineRoute, type AnyRestRoute, type RestRequest } from './adapter';
+import { isoSeconds } from './body';
+import { offsetPageFields } from './query';
+import {
+  answer,
+  BodyField,
+  errorResponses,
+  HEADERS,
+  IdParams,
+  IgnoredBody,
+  mustBe,
+  NoContent,
+  Nullable,
+  NullableTimestamp,
+  PageQuery,
+  Timestamp,
+  unwrap,
+  wrappedBody,
+  type Fields,
+} from './schemas';
+
+/** Zendesk's group JSON (API.md "Groups"). */
+export const GroupJson = Type.Object(
+  {
+    id: Type.Integer(),
+    url: Type.String({ format: 'uri' }),
+    name: Type.String(),
+    description: Type.String({ description: '"" when there is none' }),
+    created_at: Timestamp,
+    updated_at: NullableTimestamp,
+  },
+  {
+    additionalProperties: false,
+    title: 'Group',
+    examples: [{ id: 3, url: 'https://help.example.com/api/v2/groups/3.json', name: 'Support', description: 'First line', created_at: '2026-11-21T10:29:59Z', updated_at: null }],
+  },
+);
+const OneGroup = Type.Object({ group: GroupJson }, { additionalProperties: false });
 
 /** Zendesk's group JSON (API.md "Groups"). */
 export function serializeGroup(g: RestGroupFragment) {
@@ -18,29 +54,76 @@ export function serializeGroup(g: RestGroupFragment) {
     url: g.url,
     name: g.name,
     description: g.description,
-    created_at: isoSeconds(g.createdAt),
+    created_at: isoSeconds(g.createdAt)!,
     updated_at: isoSeconds(g.updatedAt),
   };
 }
 
 /** {"group": {...}} (or flat) */
 const GROUP_FIELDS = {
-  name: { kind: 'string', label: 'Name', to: 'name' },
-  description: { kind: 'string', label: 'Description', to: 'description' },
-} as const;
+  name: BodyField(Type.String(), mustBe('Name', 'string'), 'Required on create: 1..255 characters after trimming'),
+  description: BodyField(Type.String(), mustBe('Description', 'string'), 'At most 1000 characters; null or "" for none'),
+};
+const GroupBody = wrappedBody('group', GROUP_FIELDS);
+
+/** The GraphQL input of a body: the fields given (null included); an absent one stays absent (a partial update keeps it; the executor would read undefined as null). */
+const groupInput = ({ name, description }: Fields<typeof GROUP_FIELDS>) =>
+  Object.fromEntries(Object.entries({ name, description }).filter(([, v]) => v !== undefined)) as Fields<typeof GROUP_FIELDS>;
+
+const TAGS = ['Groups'];
+
+const LIST_SCHEMA = {
+  operationId: 'listGroups', summary: 'List groups', tags: TAGS,
+  description: "The account's groups, id ascending, in offset pages (page, per_page). Agents and admins.",
+  querystring: Type.Object({ page: PageQuery.page, per_page: PageQuery.per_page }),
+  response: {
+    200: answer(
+      Type.Object({
+        groups: Type.Array(GroupJson),
+        next_page: Nullable(Type.String({ format: 'uri' })),
+        previous_page: Nullable(Type.String({ format: 'uri' })),
+        count: Type.Integer({ minimum: 0, description: 'The number of groups of the account' }),
+      }, { additionalProperties: false }),
+      'A page of groups',
+    ),
+    ...errorResponses(),
+  },
+};
+
+/** Offset page (page 1.., per_page 1..100, larger values clamped). */
+function listVariables(req: RestRequest<typeof LIST_SCHEMA>) {
+  return { page: req.query.page ?? 1, perPage: req.query.per_page ?? 100 };
+}
 
 export const groupRoutes: AnyRestRoute[] = [
   defineRoute({
     method: 'GET',
     paths: ['/groups'],
     document: RestListGroupsDocument,
-    variables: offsetVariables,
-    respond: (data, req) => ({ status: 200, body: { groups: data.groups.map(serializeGroup), ...offsetFields(offsetVariables(req), data.groupCount, req) } }),
+    schema: LIST_SCHEMA,
+    variables: listVariables,
+    respond: (data, req) => {
+      const { page, perPage } = listVariables(req);
+      const count = data.groupCount;
+      return {
+        status: 200,
+        body: {
+          groups: data.groups.map(serializeGroup),
+          ...offsetPageFields({ page, hasNextPage: page * Math.min(perPage, 100) < count, hasPreviousPage: page > 1 }, count, req.baseUrl, req.url),
+        },
+      };
+    },
   }),
   defineRoute({
     method: 'GET',
     paths: ['/groups/:id'],
     document: RestShowGroupDocument,
+    schema: {
+      operationId: 'showGroup', summary: 'Show a group', tags: TAGS,
+      description: 'Agents and admins.',
+      params: IdParams,
+      response: { 200: answer(OneGroup, 'The group'), ...errorResponses({ id: true }) },
+    },
     variables: (req) => ({ id: req.params.id }),
     respond: (data) => {
       if (!data.group) throw new NotFoundError();
@@ -51,7 +134,13 @@ export const groupRoutes: AnyRestRoute[] = [
     method: 'POST',
     paths: ['/groups'],
     document: RestCreateGroupDocument,
-    variables: (req) => ({ input: pickFields(unwrap(req.body, 'group'), GROUP_FIELDS) }),
+    schema: {
+      operationId: 'createGroup', summary: 'Create a group', tags: TAGS,
+      description: 'Names are trimmed. Admins.',
+      body: GroupBody,
+      response: { 201: answer(OneGroup, 'The group', HEADERS.location), ...errorResponses({ body: 'fields' }) },
+    },
+    variables: (req) => ({ input: groupInput(unwrap(req.body, 'group')) }),
     respond: (data, req) => ({
       status: 201,
       body: { group: serializeGroup(data.createGroup) },
@@ -62,13 +151,27 @@ export const groupRoutes: AnyRestRoute[] = [
     method: 'PUT',
     paths: ['/groups/:id'],
     document: RestUpdateGroupDocument,
-    variables: (req) => ({ id: req.params.id, input: pickFields(unwrap(req.body, 'group'), GROUP_FIELDS) }),
+    schema: {
+      operationId: 'updateGroup', summary: 'Update a group', tags: TAGS,
+      description: 'Partial: omitted fields keep their value; a field that is present must be valid. Admins.',
+      params: IdParams,
+      body: GroupBody,
+      response: { 200: answer(OneGroup, 'The group, updated_at set'), ...errorResponses({ id: true, body: 'fields' }) },
+    },
+    variables: (req) => ({ id: req.params.id, input: groupInput(unwrap(req.body, 'group')) }),
     respond: (data) => ({ status: 200, body: { group: serializeGroup(data.updateGroup) } }),
   }),
   defineRoute({
     method: 'DELETE',
     paths: ['/groups/:id'],
     document: RestDeleteGroupDocument,
+    schema: {
+      operationId: 'deleteGroup', summary: 'Delete a group', tags: TAGS,
+      description: 'Callback requests keep the group ids they asked for. Admins.',
+      params: IdParams,
+      body: IgnoredBody,
+      response: { 204: NoContent('Deleted'), ...errorResponses({ id: true, body: 'ignored' }) },
+    },
     variables: (req) => ({ id: req.params.id }),
     respond: () => ({ status: 204 }),
   }),

@@ -11,7 +11,7 @@ import { Type } from 'typebox';
 import { NotFoundError } from '../domain/errors';
 import { defineRoute, SHOWS_SECRET, type AnyRestRoute, type RestRequest } from './adapter';
 import { isoSeconds } from './body';
-import { linkTo } from './query';
+import { linkTo, offsetPageFields } from './query';
 import {
   answer,
   BodyField,
@@ -153,9 +153,7 @@ export const oauthTokenRoutes: AnyRestRoute[] = [
         status: 200,
         body: {
           tokens,
-          next_page: pageInfo.hasNextPage ? linkTo(req.baseUrl, req.url, { page: page + 1 }) : null,
-          previous_page: pageInfo.hasPreviousPage ? linkTo(req.baseUrl, req.url, { page: page - 1 }) : null,
-          count: totalCount ?? 0,
+          ...offsetPageFields({ page, ...pageInfo }, totalCount ?? 0, req.baseUrl, req.url),
         },
       };
     },

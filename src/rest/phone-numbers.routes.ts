@@ -1,3 +1,4 @@
+import { Type } from 'typebox';
 import {
   RestCreatePhoneNumberDocument,
   RestDeletePhoneNumberDocument,
@@ -7,9 +8,56 @@ import {
   type RestPhoneNumberFragment,
 } from '../generated/graphql';
 import { NotFoundError } from '../domain/errors';
-import { defineRoute, type AnyRestRoute } from './adapter';
-import { isoSeconds, pickFields, unwrap } from './body';
-import { offsetFields, offsetVariables } from './pagination';
+import { defineRoute, type AnyRestRoute, type RestRequest } from './adapter';
+import { isoSeconds } from './body';
+import { offsetPageFields } from './query';
+import {
+  answer,
+  BodyField,
+  errorResponses,
+  HEADERS,
+  IdParams,
+  IgnoredBody,
+  mustBe,
+  NoContent,
+  Nullable,
+  NullableTimestamp,
+  PageQuery,
+  Timestamp,
+  unwrap,
+  wrappedBody,
+  type Fields,
+} from './schemas';
+
+const Capabilities = Type.Object(
+  { voice: Type.Boolean(), sms: Type.Boolean(), mms: Type.Boolean() },
+  { additionalProperties: false },
+);
+
+/** Zendesk's voice phone number JSON (API.md "Voice phone numbers"). */
+export const PhoneNumberJson = Type.Object(
+  {
+    id: Type.Integer(),
+    url: Type.String({ format: 'uri' }),
+    number: Type.String({ description: 'E.164; read-only after creation' }),
+    display_number: Type.String({ description: 'The number formatted for its country' }),
+    nickname: Nullable(Type.String()),
+    country_code: Nullable(Type.String(), { description: 'ISO 3166-1 alpha-2 country of the number, when known' }),
+    capabilities: Capabilities,
+    callback_enabled: Type.Boolean(),
+    created_at: Timestamp,
+    updated_at: NullableTimestamp,
+  },
+  {
+    additionalProperties: false,
+    title: 'VoicePhoneNumber',
+    examples: [{
+      id: 5, url: 'https://help.example.com/api/v2/channels/voice/phone_numbers/5.json', number: '+14155552671', display_number: '+1 (415) 555-2671',
+      nickname: 'Sales', country_code: 'US', capabilities: { voice: true, sms: false, mms: false }, callback_enabled: true, created_at: '2026-11-21T10:29:59Z', updated_at: null,
+    }],
+  },
+);
+const OnePhoneNumber = Type.Object({ phone_number: PhoneNumberJson }, { additionalProperties: false });
 
 /** Zendesk's voice phone number JSON (API.md "Voice phone numbers"). */
 export function serializePhoneNumber(p: RestPhoneNumberFragment) {
@@ -22,37 +70,92 @@ export function serializePhoneNumber(p: RestPhoneNumberFragment) {
     country_code: p.countryCode ?? null,
     capabilities: { voice: p.capabilities.voice, sms: p.capabilities.sms, mms: p.capabilities.mms },
     callback_enabled: p.callbackEnabled,
-    created_at: isoSeconds(p.createdAt),
+    created_at: isoSeconds(p.createdAt)!,
     updated_at: isoSeconds(p.updatedAt),
   };
 }
 
+const FLAGS = ['voice', 'sms', 'mms'] as const;
+
 /** {"phone_number": {...}} (or flat); `number` is read by create only (update ignores it: read-only). */
-const PHONE_NUMBER_FIELDS = {
-  number: { kind: 'string', label: 'Number', to: 'number' },
-  nickname: { kind: 'string', label: 'Nickname', to: 'nickname' },
-  callback_enabled: { kind: 'boolean', label: 'Callback enabled', to: 'callbackEnabled' },
-  capabilities: { kind: 'flags', label: 'Capabilities', keys: ['voice', 'sms', 'mms'], to: 'capabilities' },
-} as const;
-const { number: _readOnly, ...UPDATE_FIELDS } = PHONE_NUMBER_FIELDS;
+const UPDATE_FIELDS = {
+  nickname: BodyField(Type.String(), mustBe('Nickname', 'string'), 'At most 255 characters; null or "" removes it'),
+  callback_enabled: BodyField(Type.Boolean(), mustBe('Callback enabled', 'boolean'), 'false by default'),
+  capabilities: BodyField(
+    Type.Object({ voice: Type.Optional(Type.Boolean()), sms: Type.Optional(Type.Boolean()), mms: Type.Optional(Type.Boolean()) }),
+    `${mustBe('Capabilities', 'flags')} (${FLAGS.join(', ')})`,
+    'The given flags are set, the others keep their value (false on create); unknown keys are ignored',
+  ),
+};
+const CREATE_FIELDS = {
+  number: BodyField(Type.String(), mustBe('Number', 'string'), 'Required: E.164 (+ and 8–15 digits), valid for its country; read-only afterwards'),
+  ...UPDATE_FIELDS,
+};
+
+/** The fields given (null included): an absent one stays absent, as the GraphQL executor would read undefined as null. */
+const given = <T extends object>(fields: T) => Object.fromEntries(Object.entries(fields).filter(([, v]) => v !== undefined)) as T;
+
+/** The GraphQL input of a body: the known capabilities only (unknown keys are ignored). */
+function updateInput({ nickname, callback_enabled: callbackEnabled, capabilities }: Fields<typeof UPDATE_FIELDS>) {
+  const flags = capabilities && given({ voice: capabilities.voice, sms: capabilities.sms, mms: capabilities.mms });
+  return given({ nickname, callbackEnabled, capabilities: flags });
+}
 
 const BASE = '/channels/voice/phone_numbers';
+const TAGS = ['Voice phone numbers'];
+
+const LIST_SCHEMA = {
+  operationId: 'listPhoneNumbers', summary: 'List voice phone numbers', tags: TAGS,
+  description: "The account's numbers, id ascending, in offset pages (page, per_page). Agents and admins.",
+  querystring: Type.Object({ page: PageQuery.page, per_page: PageQuery.per_page }),
+  response: {
+    200: answer(
+      Type.Object({
+        phone_numbers: Type.Array(PhoneNumberJson),
+        next_page: Nullable(Type.String({ format: 'uri' })),
+        previous_page: Nullable(Type.String({ format: 'uri' })),
+        count: Type.Integer({ minimum: 0, description: 'The number of phone numbers of the account' }),
+      }, { additionalProperties: false }),
+      'A page of phone numbers',
+    ),
+    ...errorResponses(),
+  },
+};
+
+/** Offset page (page 1.., per_page 1..100, larger values clamped). */
+function listVariables(req: RestRequest<typeof LIST_SCHEMA>) {
+  return { page: req.query.page ?? 1, perPage: req.query.per_page ?? 100 };
+}
 
 export const phoneNumberRoutes: AnyRestRoute[] = [
   defineRoute({
     method: 'GET',
     paths: [BASE],
     document: RestListPhoneNumbersDocument,
-    variables: offsetVariables,
-    respond: (data, req) => ({
-      status: 200,
-      body: { phone_numbers: data.phoneNumbers.map(serializePhoneNumber), ...offsetFields(offsetVariables(req), data.phoneNumberCount, req) },
-    }),
+    schema: LIST_SCHEMA,
+    variables: listVariables,
+    respond: (data, req) => {
+      const { page, perPage } = listVariables(req);
+      const count = data.phoneNumberCount;
+      return {
+        status: 200,
+        body: {
+          phone_numbers: data.phoneNumbers.map(serializePhoneNumber),
+          ...offsetPageFields({ page, hasNextPage: page * Math.min(perPage, 100) < count, hasPreviousPage: page > 1 }, count, req.baseUrl, req.url),
+        },
+      };
+    },
   }),
   defineRoute({
     method: 'GET',
     paths: [`${BASE}/:id`],
     document: RestShowPhoneNumberDocument,
+    schema: {
+      operationId: 'showPhoneNumber', summary: 'Show a voice phone number', tags: TAGS,
+      description: 'Agents and admins.',
+      params: IdParams,
+      response: { 200: answer(OnePhoneNumber, 'The phone number'), ...errorResponses({ id: true }) },
+    },
     variables: (req) => ({ id: req.params.id }),
     respond: (data) => {
       if (!data.phoneNumber) throw new NotFoundError();
@@ -63,7 +166,16 @@ export const phoneNumberRoutes: AnyRestRoute[] = [
     method: 'POST',
     paths: [BASE],
     document: RestCreatePhoneNumberDocument,
-    variables: (req) => ({ input: pickFields(unwrap(req.body, 'phone_number'), PHONE_NUMBER_FIELDS) }),
+    schema: {
+      operationId: 'createPhoneNumber', summary: 'Create a voice phone number', tags: TAGS,
+      description: 'Creating a deleted number again brings it back, with its id and the new attributes. Admins.',
+      body: wrappedBody('phone_number', CREATE_FIELDS),
+      response: { 201: answer(OnePhoneNumber, 'The phone number', HEADERS.location), ...errorResponses({ body: 'fields' }) },
+    },
+    variables: (req) => {
+      const fields = unwrap(req.body, 'phone_number');
+      return { input: given({ number: fields.number, ...updateInput(fields) }) };
+    },
     respond: (data, req) => ({
       status: 201,
       body: { phone_number: serializePhoneNumber(data.createPhoneNumber) },
@@ -74,13 +186,27 @@ export const phoneNumberRoutes: AnyRestRoute[] = [
     method: 'PUT',
     paths: [`${BASE}/:id`],
     document: RestUpdatePhoneNumberDocument,
-    variables: (req) => ({ id: req.params.id, input: pickFields(unwrap(req.body, 'phone_number'), UPDATE_FIELDS) }),
+    schema: {
+      operationId: 'updatePhoneNumber', summary: 'Update a voice phone number', tags: TAGS,
+      description: 'Partial: omitted fields keep their value; a field that is present must be valid. `number` is read-only (ignored). Admins.',
+      params: IdParams,
+      body: wrappedBody('phone_number', UPDATE_FIELDS),
+      response: { 200: answer(OnePhoneNumber, 'The phone number, updated_at set'), ...errorResponses({ id: true, body: 'fields' }) },
+    },
+    variables: (req) => ({ id: req.params.id, input: updateInput(unwrap(req.body, 'phone_number')) }),
     respond: (data) => ({ status: 200, body: { phone_number: serializePhoneNumber(data.updatePhoneNumber) } }),
   }),
   defineRoute({
     method: 'DELETE',
     paths: [`${BASE}/:id`],
     document: RestDeletePhoneNumberDocument,
+    schema: {
+      operationId: 'deletePhoneNumber', summary: 'Delete a voice phone number', tags: TAGS,
+      description: 'Soft delete: the number disappears, and its queued and calling callback requests are cancelled. Admins.',
+      params: IdParams,
+      body: IgnoredBody,
+      response: { 204: NoContent('Deleted'), ...errorResponses({ id: true, body: 'ignored' }) },
+    },
     variables: (req) => ({ id: req.params.id }),
     respond: () => ({ status: 204 }),
   }),

@@ -33,3 +33,15 @@ export function cursorPageFields(pageInfo: CursorPageInfo, backward: boolean, ba
     },
   };
 }
+
+/**
+ * The offset mode's `next_page`, `previous_page` and `count` (API.md "Pagination"):
+ * links to the neighbouring pages that keep the request's other parameters.
+ */
+export function offsetPageFields(page: { page: number; hasNextPage: boolean; hasPreviousPage: boolean }, count: number, baseUrl: string, requestUrl: string) {
+  return {
+    next_page: page.hasNextPage ? linkTo(baseUrl, requestUrl, { page: page.page + 1 }) : null,
+    previous_page: page.hasPreviousPage ? linkTo(baseUrl, requestUrl, { page: page.page - 1 }) : null,
+    count,
+  };
+}

@@ -1,3 +1,4 @@
+import { Type } from 'typebox';
 import {
   RestCreateUserDocument,
   RestDeleteUserDocument,
@@ -9,11 +10,55 @@ import {
   type RestUserFragment,
   type UserRole,
 } from '../generated/graphql';
-import { BadRequestError, NotFoundError } from '../domain/errors';
+import { NotFoundError } from '../domain/errors';
 import { defineRoute, type AnyRestRoute, type RestRequest } from './adapter';
-import { isoSeconds, pickFields, unwrap } from './body';
-import { pageFields, pageVariables } from './pagination';
-import { queryParam } from './query';
+import { isoSeconds } from './body';
+import { cursorPageFields, offsetPageFields } from './query';
+import {
+  answer,
+  BodyField,
+  errorResponses,
+  ERRORS,
+  HEADERS,
+  IdParams,
+  IgnoredBody,
+  INVALID,
+  mustBe,
+  NullableTimestamp,
+  PageFields,
+  PageQuery,
+  StringEnum,
+  Timestamp,
+  unwrap,
+  wrappedBody,
+  type Fields,
+} from './schemas';
+
+const ROLES = ['admin', 'agent', 'end_user'] as const;
+type Role = (typeof ROLES)[number];
+const ROLE: Record<Role, UserRole> = { admin: 'ADMIN', agent: 'AGENT', end_user: 'END_USER' };
+const ROLE_TEXT = 'must be one of admin, agent, end_user';
+
+const USER_EXAMPLE = {
+  id: 35436, url: 'https://help.example.com/api/v2/users/35436.json', name: 'Johnny Agent', email: 'johnny@example.com',
+  role: 'agent', active: true, created_at: '2026-11-21T10:29:59Z', updated_at: '2026-11-21T10:29:59Z',
+};
+
+/** Zendesk's user JSON (API.md "Users"). */
+export const UserJson = Type.Object(
+  {
+    id: Type.Integer(),
+    url: Type.String({ format: 'uri' }),
+    name: Type.String(),
+    email: Type.String({ description: 'Unique in the account (case-insensitive)' }),
+    role: StringEnum(ROLES),
+    active: Type.Boolean({ description: 'false: deactivated (soft-deleted), cannot sign in' }),
+    created_at: Timestamp,
+    updated_at: NullableTimestamp,
+  },
+  { additionalProperties: false, title: 'User', examples: [USER_EXAMPLE] },
+);
+const OneUser = Type.Object({ user: UserJson }, { additionalProperties: false });
 
 /** Zendesk's user JSON (API.md "Users"). */
 export function serializeUser(u: RestUserFragment) {
@@ -22,51 +67,97 @@ export function serializeUser(u: RestUserFragment) {
     url: u.url,
     name: u.name,
     email: u.email,
-    role: u.role.toLowerCase(),
+    role: u.role.toLowerCase() as Role,
     active: u.active,
-    created_at: isoSeconds(u.createdAt),
+    created_at: isoSeconds(u.createdAt)!,
     updated_at: isoSeconds(u.updatedAt),
   };
 }
 
-const ROLE = { admin: 'ADMIN', agent: 'AGENT', end_user: 'END_USER' } as const;
-const role = { kind: 'enum', label: 'Role', values: ROLE, message: 'must be one of admin, agent, end_user' } as const;
+const NAME = BodyField(Type.String(), mustBe('Name', 'string'), 'Required on create: 1..255 characters after trimming');
+const EMAIL = BodyField(Type.String(), mustBe('Email', 'string'), 'Required on create: unique in the account (case-insensitive)');
+const ROLE_FIELD = BodyField(StringEnum(ROLES), `Role: ${ROLE_TEXT}`, 'admin, agent or end_user (default)');
 
 /** {"user": {...}} (or flat); unknown and read-only fields are ignored. */
 const CREATE_FIELDS = {
-  name: { kind: 'string', label: 'Name', to: 'name' },
-  email: { kind: 'string', label: 'Email', to: 'email' },
-  role: { ...role, to: 'role' },
-  password: { kind: 'string', label: 'Password', to: 'password' },
-} as const;
+  name: NAME,
+  email: EMAIL,
+  role: ROLE_FIELD,
+  password: BodyField(Type.String(), mustBe('Password', 'string'), '8..1024 characters; without one the user cannot sign in with Basic until one is set'),
+};
 const UPDATE_FIELDS = {
-  name: { kind: 'string', label: 'Name', to: 'name' },
-  email: { kind: 'string', label: 'Email', to: 'email' },
-  role: { ...role, to: 'role' },
-  active: { kind: 'boolean', label: 'Active', to: 'active' },
-} as const;
+  name: NAME,
+  email: EMAIL,
+  role: ROLE_FIELD,
+  active: BodyField(Type.Boolean(), mustBe('Active', 'boolean'), 'false deactivates the user and revokes their tokens'),
+};
 /** {"password": "...", "previous_password": "..."} */
 const PASSWORD_FIELDS = {
-  password: { kind: 'string', label: 'Password', to: 'password' },
-  previous_password: { kind: 'string', label: 'Previous password', to: 'previousPassword' },
-} as const;
+  password: BodyField(Type.String(), mustBe('Password', 'string'), 'Required: the new password, 8..1024 characters'),
+  previous_password: BodyField(Type.String(), mustBe('Previous password', 'string'), 'Required when changing your own password'),
+};
 
-/** ?role=admin|agent|end_user; anything else is 400. */
-function roleParam(req: RestRequest): UserRole | undefined {
-  const raw = queryParam(req.query, 'role');
-  if (raw === undefined || raw === '') return undefined;
-  if (!Object.prototype.hasOwnProperty.call(ROLE, raw)) throw new BadRequestError('role must be one of admin, agent, end_user');
-  return ROLE[raw as keyof typeof ROLE];
+/** Only the fields the body has (an absent one stays absent: a partial update keeps it); unknown ones are dropped. */
+function present<T extends Record<string, unknown>>(input: T): Partial<T> {
+  return Object.fromEntries(Object.entries(input).filter(([, v]) => v !== undefined)) as Partial<T>;
 }
 
-const listVariables = (req: RestRequest) => ({ role: roleParam(req), ...pageVariables(req) });
+const createInput = ({ name, email, role, password }: Fields<typeof CREATE_FIELDS>) => present({ name, email, role: role && ROLE[role], password });
+const updateInput = ({ name, email, role, active }: Fields<typeof UPDATE_FIELDS>) => present({ name, email, role: role && ROLE[role], active });
+
+const TAGS = ['Users'];
+
+const ListQuery = Type.Object({
+  role: Type.Optional(StringEnum([...ROLES, ''], { [INVALID]: `role ${ROLE_TEXT}`, description: 'Only users of this role (empty: every role)' })),
+  ...PageQuery,
+});
+
+const LIST_SCHEMA = {
+  operationId: 'listUsers', summary: 'List users', tags: TAGS,
+  description: "The account's users, id ascending, optionally of one role. Cursor pagination with page[size], page[after] or page[before]; offset pagination otherwise. Admins.",
+  querystring: ListQuery,
+  response: {
+    200: answer(
+      Type.Object({ users: Type.Array(UserJson), ...PageFields }, {
+        additionalProperties: false,
+        examples: [{ users: [USER_EXAMPLE], next_page: null, previous_page: null, count: 1 }],
+      }),
+      'A page of users: meta and links in cursor mode, next_page, previous_page and count in offset mode',
+    ),
+    ...errorResponses(),
+  },
+};
+
+function listVariables(req: RestRequest<typeof LIST_SCHEMA>) {
+  const q = req.query;
+  const common = { role: q.role ? ROLE[q.role] : undefined };
+  if (q['page[size]'] !== undefined || q['page[after]'] !== undefined || q['page[before]'] !== undefined) {
+    const size = q['page[size]'];
+    const after = q['page[after]'] || undefined;
+    const before = q['page[before]'] || undefined;
+    return before ? { ...common, last: size, before, withCount: false } : { ...common, first: size, after, withCount: false };
+  }
+  return { ...common, page: q.page ?? 1, perPage: q.per_page ?? 100, withCount: true };
+}
 
 const setPassword = (method: 'PUT' | 'POST') =>
   defineRoute({
     method,
     paths: ['/users/:id/password'],
     document: RestSetUserPasswordDocument,
-    variables: (req) => ({ id: req.params.id, ...pickFields(unwrap(req.body, 'user'), PASSWORD_FIELDS) }),
+    schema: {
+      operationId: method === 'PUT' ? 'setUserPassword' : 'setUserPasswordPost', summary: method === 'PUT' ? "Set a user's password" : "Set a user's password (POST)", tags: TAGS,
+      description: method === 'PUT'
+        ? 'Your own (with previous_password; wrong ones count as failed logins), or, for admins, any user\'s of the account without it. Sessions on the old password end at once.'
+        : 'The same as PUT /api/v2/users/{id}/password (Zendesk\'s admin "set password" is a POST).',
+      params: IdParams,
+      body: wrappedBody('user', PASSWORD_FIELDS),
+      response: { 200: answer(Type.Object({}, { additionalProperties: false }), 'Set'), ...errorResponses({ id: true, body: 'fields' }) },
+    },
+    variables: (req) => {
+      const body = unwrap(req.body, 'user');
+      return { id: req.params.id, ...present({ password: body.password, previousPassword: body.previous_password }) };
+    },
     respond: () => ({ status: 200, body: {} }),
   });
 
@@ -75,16 +166,32 @@ export const userRoutes: AnyRestRoute[] = [
     method: 'GET',
     paths: ['/users'],
     document: RestListUsersDocument,
+    schema: LIST_SCHEMA,
     variables: listVariables,
     respond: (data, req) => {
       const { edges, pageInfo, totalCount } = data.users;
-      return { status: 200, body: { users: edges.map((e) => serializeUser(e.node)), ...pageFields(listVariables(req), pageInfo, totalCount, req) } };
+      const users = edges.map((e) => serializeUser(e.node));
+      const vars = listVariables(req);
+      if (!vars.withCount) return { status: 200, body: { users, ...cursorPageFields(pageInfo, 'before' in vars, req.baseUrl, req.url) } };
+      const page = (vars as { page: number }).page;
+      return {
+        status: 200,
+        body: {
+          users,
+          ...offsetPageFields({ page, ...pageInfo }, totalCount ?? 0, req.baseUrl, req.url),
+        },
+      };
     },
   }),
   defineRoute({
     method: 'GET',
     paths: ['/users/me'],
     document: RestShowMeDocument,
+    schema: {
+      operationId: 'showMe', summary: 'Show the current user', tags: TAGS,
+      description: 'The user the credentials (Basic or a bearer token) act as. Anyone.',
+      response: { 200: answer(OneUser, 'The current user'), ...errorResponses() },
+    },
     variables: () => ({}),
     respond: (data) => ({ status: 200, body: { user: serializeUser(data.me) } }),
   }),
@@ -92,6 +199,12 @@ export const userRoutes: AnyRestRoute[] = [
     method: 'GET',
     paths: ['/users/:id'],
     document: RestShowUserDocument,
+    schema: {
+      operationId: 'showUser', summary: 'Show a user', tags: TAGS,
+      description: 'Admins: any user of the account; others: themselves.',
+      params: IdParams,
+      response: { 200: answer(OneUser, 'The user'), ...errorResponses({ id: true }) },
+    },
     variables: (req) => ({ id: req.params.id }),
     respond: (data) => {
       if (!data.user) throw new NotFoundError();
@@ -102,7 +215,13 @@ export const userRoutes: AnyRestRoute[] = [
     method: 'POST',
     paths: ['/users'],
     document: RestCreateUserDocument,
-    variables: (req) => ({ input: pickFields(unwrap(req.body, 'user'), CREATE_FIELDS) }),
+    schema: {
+      operationId: 'createUser', summary: 'Create a user', tags: TAGS,
+      description: 'A user of the account (end_user by default). Admins.',
+      body: wrappedBody('user', CREATE_FIELDS),
+      response: { 201: answer(OneUser, 'The user', HEADERS.location), ...errorResponses({ body: 'fields' }) },
+    },
+    variables: (req) => ({ input: createInput(unwrap(req.body, 'user')) }),
     respond: (data, req) => ({
       status: 201,
       body: { user: serializeUser(data.createUser) },
@@ -113,15 +232,29 @@ export const userRoutes: AnyRestRoute[] = [
     method: 'PUT',
     paths: ['/users/:id'],
     document: RestUpdateUserDocument,
-    variables: (req) => ({ id: req.params.id, input: pickFields(unwrap(req.body, 'user'), UPDATE_FIELDS) }),
+    schema: {
+      operationId: 'updateUser', summary: 'Update a user', tags: TAGS,
+      description: 'Partial: omitted fields keep their value. A role change or a deactivation takes effect at once; the last active admin can be neither demoted nor deactivated. Admins.',
+      params: IdParams,
+      body: wrappedBody('user', UPDATE_FIELDS),
+      response: { 200: answer(OneUser, 'The user'), ...errorResponses({ id: true, body: 'fields' }) },
+    },
+    variables: (req) => ({ id: req.params.id, input: updateInput(unwrap(req.body, 'user')) }),
     respond: (data) => ({ status: 200, body: { user: serializeUser(data.updateUser) } }),
   }),
   defineRoute({
     method: 'DELETE',
     paths: ['/users/:id'],
     document: RestDeleteUserDocument,
+    schema: {
+      operationId: 'deleteUser', summary: 'Delete (deactivate) a user', tags: TAGS,
+      description: "Zendesk's soft delete: the user is deactivated and their tokens revoked (422 for the last active admin). Admins.",
+      params: IdParams,
+      body: IgnoredBody,
+      // 422: the last active admin
+      response: { 200: answer(OneUser, 'The user, deactivated'), ...errorResponses({ id: true, body: 'ignored', extra: { 422: ERRORS[422] } }) },
+    },
     variables: (req) => ({ id: req.params.id }),
-    // Zendesk's soft delete: the user, deactivated
     respond: (data) => ({ status: 200, body: { user: serializeUser(data.deleteUser) } }),
   }),
   setPassword('PUT'),
