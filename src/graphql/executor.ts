@@ -1,4 +1,4 @@
-import { execute as interpret, getOperationAST, getVariableValues, GraphQLError, printSchema, type DocumentNode, type ExecutionResult, type GraphQLSchema } from 'graphql';
+import { execute as interpret, getOperationAST, getVariableValues, GraphQLError, printSchema, valueFromASTUntyped, type DocumentNode, type ExecutionResult, type GraphQLSchema } from 'graphql';
 import { compileQuery, isCompiledQuery, type CompiledQuery } from 'graphql-jit';
 
 import type { ApolloServerOptionsWithGateway, BaseContext } from '@apollo/server';
@@ -31,6 +31,12 @@ interface Compiled {
   query: CompiledQuery | typeof INTERPRET;
   /** the operation's variable definitions: coerced by graphql-js first, for its exact errors */
   operation: ReturnType<typeof getOperationAST>;
+  /**
+   * Default values of the operation's variables, as a client would write them
+   * (`$all: Boolean! = false`): graphql-jit does not apply them, so a variable left
+   * out gets its default here before the compiled query runs.
+   */
+  defaults: [name: string, value: unknown][];
 }
 
 /** Distinct client documents kept compiled per process; past it, the least recently used goes. */
@@ -39,12 +45,15 @@ export const COMPILED_CACHE_SIZE = 500;
 function compile(schema: GraphQLSchema, document: DocumentNode, operationName: string | null | undefined): Compiled {
   const operation = getOperationAST(document, operationName);
   // no such operation: the interpreter answers with graphql-js's own error
-  if (!operation) return { query: INTERPRET, operation };
+  if (!operation) return { query: INTERPRET, operation, defaults: [] };
+  const defaults = (operation.variableDefinitions ?? [])
+    .filter((d) => d.defaultValue !== undefined)
+    .map((d): [string, unknown] => [d.variable.name.value, valueFromASTUntyped(d.defaultValue!)]);
   try {
     const compiled = compileQuery(schema, document, operationName ?? undefined);
-    return { query: isCompiledQuery(compiled) ? compiled : INTERPRET, operation };
+    return { query: isCompiledQuery(compiled) ? compiled : INTERPRET, operation, defaults };
   } catch {
-    return { query: INTERPRET, operation };
+    return { query: INTERPRET, operation, defaults };
   }
 }
 
@@ -53,12 +62,15 @@ async function run(schema: GraphQLSchema, compiled: Compiled, args: OperationArg
   if (query === INTERPRET || !operation) {
     return interpret({ schema, document: args.document, operationName: args.operationName, variableValues: args.variableValues, contextValue: args.contextValue });
   }
-  const variables = args.variableValues ?? {};
+  let variables = args.variableValues ?? {};
   if (operation.variableDefinitions?.length) {
     // graphql-js's coercion errors name the variable's definition node, which is how
     // Apollo recognises them (400 BAD_USER_INPUT); graphql-jit's do not.
     const coerced = getVariableValues(schema, operation.variableDefinitions, variables, { maxErrors: 50 });
     if (coerced.errors) return { errors: coerced.errors };
+    for (const [name, value] of compiled.defaults) {
+      if (variables[name] === undefined) variables = { ...variables, [name]: value };
+    }
   }
   const result = await (query.query(undefined, args.contextValue, variables) as ExecutionResult | Promise<ExecutionResult>);
   return result.errors ? { ...result, errors: result.errors.map(asGraphQLError) } : result;
