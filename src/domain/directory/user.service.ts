@@ -8,6 +8,7 @@ import type { Limits } from '../../config';
 import type { Role, Viewer } from '../auth/viewer';
 import { NotFoundError, RateLimitedError, ServiceUnavailableError, ValidationError, Validator } from '../errors';
 import { parseId } from '../ids';
+import { constantTimeEqual } from '../crypto';
 import { checkOffsetPage, type KeysetPage, type OffsetPage, type PageResult } from '../pagination';
 import { OAuthTokenRepository } from '../oauth-tokens/oauth-token.repository';
 import { OAuthGrantRepository } from '../oauth-server/oauth-grant.repository';
@@ -249,7 +250,7 @@ export class UserService {
       const users = new UserRepository({ sql });
       const locked = (await users.lock(scope, found.user.id)) ?? notFound();
       // Changed meanwhile: the previous password that was verified is no longer the current one.
-      if (own && locked.passwordHash !== found.passwordHash) {
+      if (own && !constantTimeEqual(locked.passwordHash, found.passwordHash)) {
         throw new ValidationError({ previous_password: [{ error: 'InvalidValue', description: 'Previous password: is not correct' }] });
       }
       await users.setPasswordHash(accountScope(viewer), found.user.id, passwordHash);
