@@ -10,7 +10,7 @@
 //   npm run bench -- --smoke --out D CI: tiny data, 1 round, judges nothing
 //   options: --tokens N, --rounds N, --duration S, --connections 10,50 (one or more), --workers N,
 //            --pool N, --only 1,2,4 (scenario ids), --refresh-tokens N (scenario 11), --cpu-prof (service profile
-//            into <out>/profiles), --out DIR
+//            into <out>/profiles), --executor compiled|interpreter (the service's GraphQL executor), --out DIR
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -48,7 +48,14 @@ export interface Options {
   refreshTokens: number;
   only?: Set<string>;
   cpuProf: boolean;
+  /** the service's GraphQL executor (GRAPHQL_EXECUTOR): `interpreter` is the baseline of the compiled one */
+  executor: 'compiled' | 'interpreter';
   out: string;
+}
+
+function executorOf(raw: string | undefined): Options['executor'] {
+  if (raw === undefined || raw === 'compiled' || raw === 'interpreter') return raw ?? 'compiled';
+  throw new Error(`--executor takes compiled or interpreter, got "${raw}"`);
 }
 
 function parseArgs(argv: string[]): Options {
@@ -98,6 +105,7 @@ function parseArgs(argv: string[]): Options {
     refreshTokens: Math.round(num('refresh-tokens', preset.refreshTokens * loads)),
     only: only ? new Set(only.split(',').map((s) => s.trim())) : undefined,
     cpuProf: flag('cpu-prof'),
+    executor: executorOf(value('executor')),
     out: path.resolve(value('out') ?? path.join(ROOT, 'bench/results')),
   };
 }
@@ -398,7 +406,7 @@ async function main(): Promise<void> {
   const groups = plan(SCENARIO_IDS.filter((id) => chooses(opts, id)));
   const expected = expectedSeconds(opts, groups);
   log(
-    `mode ${opts.mode}: ${opts.tokens.toLocaleString('en')} tokens, ${opts.rounds} round(s) of ${opts.durationSeconds} s at ${opts.connections.join(' and ')} connections, pipelining ${opts.pipelining}; ` +
+    `mode ${opts.mode}: ${opts.tokens.toLocaleString('en')} tokens, ${opts.rounds} round(s) of ${opts.durationSeconds} s at ${opts.connections.join(' and ')} connections, pipelining ${opts.pipelining}, ${opts.executor} GraphQL executor; ` +
       `expected duration ≈ ${minutes(expected)}`,
   );
   // each load measures every scenario once per round, so each consumes its own share of these
@@ -438,7 +446,7 @@ async function main(): Promise<void> {
     if (opts.cpuProf) mkdirSync(profiles, { recursive: true });
     const common = { DATABASE_URL: url, HASH_KEY: hashKey, DB_POOL_SIZE: String(opts.pool) };
     const [service, ceiling, floor, listFloor] = await Promise.all([
-      startServer('service', path.join(ROOT, 'dist/src/main.js'), { ...common, BENCH_MODE: 'true', WEB_CONCURRENCY: String(opts.workers) }, opts.cpuProf ? ['--cpu-prof', `--cpu-prof-dir=${profiles}`] : []),
+      startServer('service', path.join(ROOT, 'dist/src/main.js'), { ...common, BENCH_MODE: 'true', WEB_CONCURRENCY: String(opts.workers), GRAPHQL_EXECUTOR: opts.executor }, opts.cpuProf ? ['--cpu-prof', `--cpu-prof-dir=${profiles}`] : []),
       startServer('ceiling', path.join(__dirname, 'references/ceiling.js'), {}),
       startServer('floor', path.join(__dirname, 'references/floor.js'), common),
       startServer('list floor', path.join(__dirname, 'references/list-floor.js'), common),
@@ -608,6 +616,7 @@ async function main(): Promise<void> {
         expectedSeconds: expected,
         totalSeconds: (Date.now() - started) / 1000,
         only: opts.only ? [...opts.only] : undefined,
+        executor: opts.executor,
       },
       references,
       scenarios: summaries,

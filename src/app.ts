@@ -29,7 +29,7 @@ const API_VERSION = (JSON.parse(readFileSync(path.join(PROJECT_ROOT, 'package.js
 
 export interface AppDeps {
   db: Db;
-  config: Pick<Config, 'hashKey' | 'limits' | 'publicUrl' | 'graphqlIntrospection' | 'logLevel'> & Partial<Pick<Config, 'benchMode' | 'openapiConformance'>>;
+  config: Pick<Config, 'hashKey' | 'limits' | 'publicUrl' | 'graphqlIntrospection' | 'logLevel'> & Partial<Pick<Config, 'benchMode' | 'openapiConformance' | 'graphqlExecutor'>>;
   /** pino options or false; tests pass a stream to capture logs */
   logger?: FastifyServerOptions['logger'];
 }
@@ -62,6 +62,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   const services = createServices({ db, hashKey: config.hashKey, limits: config.limits });
   const buildContext = createContextBuilder(services, config.publicUrl);
   const schema = buildGraphQLSchema();
+  const executor = config.graphqlExecutor ?? 'compiled';
 
   await fastify.register(jsonBody);
   await fastify.register(requestLog);
@@ -73,10 +74,10 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   await fastify.register(health, { db });
   // bench instrumentation exists only in bench mode: nothing of it runs otherwise
   if (config.benchMode) await fastify.register(benchStats, { db });
-  await fastify.register(graphql, { schema, buildContext, introspection: config.graphqlIntrospection });
+  await fastify.register(graphql, { schema, buildContext, introspection: config.graphqlIntrospection, executor });
   // the OpenAPI document collects the routes registered after it
   await fastify.register(openapi, { version: API_VERSION });
-  await fastify.register(rest, { schema, buildContext, routes: restRoutes });
+  await fastify.register(rest, { schema, buildContext, routes: restRoutes, executor });
   // encapsulated: its form-body parser and RFC 6749 errors stay on its own routes
   await fastify.register(oauthServer, { services, publicUrl: config.publicUrl });
   // encapsulated too: the login and consent pages' form parser and cookies stay on their routes

@@ -32,6 +32,12 @@ export interface Config {
   /** key of the HMAC that hashes tokens and client secrets at rest */
   hashKey: Buffer;
   graphqlIntrospection: boolean;
+  /**
+   * What runs GraphQL operations (GraphQL and REST alike): `compiled` (graphql-jit,
+   * the default) or `interpreter` (graphql-js's execute), a switch to fall back on
+   * if the compiled executor ever answers differently, and the baseline of its benchmark.
+   */
+  graphqlExecutor: GraphQLExecutorKind;
   limits: Limits;
   /** counts SQL statements per request (benchmarks only) */
   benchMode: boolean;
@@ -42,6 +48,8 @@ export interface Config {
    */
   openapiConformance?: 'record' | 'fail';
 }
+
+export type GraphQLExecutorKind = 'compiled' | 'interpreter';
 
 export class ConfigError extends Error {
   constructor(variable: string, problem: string) {
@@ -150,6 +158,7 @@ export function loadConfig(env: Env = process.env): Config {
     // Apollo's convention: introspection, the Sandbox landing page and "Did you
     // mean …?" suggestions are off in production unless asked for.
     graphqlIntrospection: bool(env, 'GRAPHQL_INTROSPECTION', nodeEnv !== 'production'),
+    graphqlExecutor: executorKind(env),
     limits: {
       loginFailures: 10,
       loginAddressFailures: int(env, 'LOGIN_THROTTLE_ADDRESS_FAILURES', 50, 1, 1_000_000),
@@ -160,6 +169,13 @@ export function loadConfig(env: Env = process.env): Config {
     benchMode: bool(env, 'BENCH_MODE', false),
     openapiConformance: nodeEnv === 'test' ? conformance(env) : undefined,
   };
+}
+
+function executorKind(env: Env): GraphQLExecutorKind {
+  const raw = env.GRAPHQL_EXECUTOR?.trim();
+  if (raw === undefined || raw === '') return 'compiled';
+  if (raw === 'compiled' || raw === 'interpreter') return raw;
+  throw new ConfigError('GRAPHQL_EXECUTOR', `must be compiled or interpreter, got "${raw}"`);
 }
 
 function conformance(env: Env): Config['openapiConformance'] {

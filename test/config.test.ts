@@ -21,6 +21,7 @@ describe('configuration (API.md §9)', () => {
     ['HASH_KEY', { NODE_ENV: 'production' }],
     ['HASH_KEY', { HASH_KEY: 'too-short' }],
     ['GRAPHQL_INTROSPECTION', { GRAPHQL_INTROSPECTION: 'maybe' }],
+    ['GRAPHQL_EXECUTOR', { GRAPHQL_EXECUTOR: 'jit' }],
     ['PUBLIC_URL', { PUBLIC_URL: 'not a url' }],
     ['PUBLIC_URL', { PUBLIC_URL: 'https://help.example.com/?x=1' }],
     ['PUBLIC_URL', { NODE_ENV: 'production', HASH_KEY: 'k'.repeat(32) }],
@@ -69,6 +70,12 @@ describe('configuration (API.md §9)', () => {
     expect(loadConfig(env({ NODE_ENV: 'development' })).graphqlIntrospection).toBe(true);
     expect(loadConfig(env({ NODE_ENV: 'test' })).graphqlIntrospection).toBe(true);
     expect(loadConfig(env({ NODE_ENV: 'test', GRAPHQL_INTROSPECTION: 'false' })).graphqlIntrospection).toBe(false);
+  });
+
+  it('runs GraphQL on the compiled executor unless GRAPHQL_EXECUTOR=interpreter', () => {
+    expect(loadConfig(env({})).graphqlExecutor).toBe('compiled');
+    expect(loadConfig(env({ GRAPHQL_EXECUTOR: 'interpreter' })).graphqlExecutor).toBe('interpreter');
+    expect(loadConfig(env({ GRAPHQL_EXECUTOR: 'compiled' })).graphqlExecutor).toBe('compiled');
   });
 
   it('has good defaults', () => {

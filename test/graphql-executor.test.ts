@@ -4,13 +4,15 @@ import { createTestApp, insertToken, type TestContext, type TestUser } from './h
 // Where graphql-jit differs from graphql-js, the executor makes it answer as
 // graphql-js does; each difference found has its case here.
 
-describe('the compiled executor answers as graphql-js would', () => {
+// Each case runs on both executors: GRAPHQL_EXECUTOR=interpreter (graphql-js's
+// execute, the fallback and the benchmark's baseline) must answer the same.
+describe.each(['compiled', 'interpreter'] as const)('the %s executor answers as graphql-js would', (executor) => {
   let ctx: TestContext;
   let admin: TestUser;
   let agent: TestUser;
 
   beforeAll(async () => {
-    ctx = await createTestApp();
+    ctx = await createTestApp({ graphqlExecutor: executor });
     const account = await ctx.createAccount();
     admin = await ctx.createUser(account, 'admin');
     agent = await ctx.createUser(account, 'agent');
@@ -44,6 +46,18 @@ describe('the compiled executor answers as graphql-js would', () => {
   it('keeps domain errors as they are (code, details) through the compiled query', async () => {
     const res = await gql('mutation { createGroup(input: { name: "" }) { id } }');
     expect(res.json().errors[0].extensions).toEqual({ code: 'BAD_USER_INPUT', details: { name: [{ error: 'BlankValue', description: 'Name: cannot be blank' }] } });
+  });
+
+  it('signs the cursors a client asks for, and only those are needed to page on', async () => {
+    const first = (await gql('{ oauthTokens(all: true, first: 1) { edges { cursor node { id } } pageInfo { startCursor endCursor hasNextPage } } }')).json();
+    const { edges, pageInfo } = first.data.oauthTokens;
+    expect(edges).toHaveLength(1);
+    expect(edges[0].cursor).toBe(ctx.app.services.cursors.encode(BigInt(edges[0].node.id)));
+    expect(pageInfo).toEqual({ startCursor: edges[0].cursor, endCursor: edges[0].cursor, hasNextPage: true });
+    const next = (await gql('query($after: String) { oauthTokens(all: true, first: 1, after: $after) { edges { node { id } } pageInfo { hasNextPage } } }', { after: pageInfo.endCursor })).json();
+    expect(next.data.oauthTokens.edges).toHaveLength(1);
+    expect(BigInt(next.data.oauthTokens.edges[0].node.id)).toBeGreaterThan(BigInt(edges[0].node.id));
+    expect(next.data.oauthTokens.pageInfo.hasNextPage).toBe(false);
   });
 
   it('a REST update that leaves fields out keeps them (no field becomes null)', async () => {

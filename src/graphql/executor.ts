@@ -2,6 +2,7 @@ import { execute as interpret, getOperationAST, getVariableValues, GraphQLError,
 import { compileQuery, isCompiledQuery, type CompiledQuery } from 'graphql-jit';
 
 import type { ApolloServerOptionsWithGateway, BaseContext } from '@apollo/server';
+import type { GraphQLExecutorKind } from '../config';
 
 // Operations run by a compiled executor (graphql-jit): each distinct document is
 // turned once into a JavaScript function specialised to its selection set, then
@@ -92,8 +93,12 @@ function asGraphQLError(e: GraphQLError): GraphQLError {
  * An executor for a fixed set of documents (the REST routes): `prepare` compiles
  * a document once (at start-up), the returned function runs it.
  */
-export function prepareOperation(schema: GraphQLSchema, document: DocumentNode): (contextValue: unknown, variableValues: Record<string, unknown>) => Promise<ExecutionResult> {
-  const compiled = compile(schema, document, undefined);
+export function prepareOperation(
+  schema: GraphQLSchema,
+  document: DocumentNode,
+  kind: GraphQLExecutorKind = 'compiled',
+): (contextValue: unknown, variableValues: Record<string, unknown>) => Promise<ExecutionResult> {
+  const compiled: Compiled = kind === 'compiled' ? compile(schema, document, undefined) : { query: INTERPRET, operation: null, defaults: [] };
   return (contextValue, variableValues) => run(schema, compiled, { document, contextValue, variableValues: withoutUndefined(variableValues) as Record<string, unknown> });
 }
 

@@ -9,6 +9,7 @@ import type { GraphQLContext } from '../graphql/context';
 import { envelopeFor, internalError, notFound, type ErrorResponse } from '../http/error-envelope';
 import { restValidatorCompiler } from './validation';
 import { prepareOperation } from '../graphql/executor';
+import type { GraphQLExecutorKind } from '../config';
 
 /**
  * A route's JSON Schemas (TypeBox, see src/rest/schemas.ts): Fastify validates
@@ -109,7 +110,7 @@ function withJsonVariants(path: string): string[] {
 
 export function registerRestRoutes(
   fastify: FastifyInstance,
-  options: { schema: GraphQLSchema; buildContext: ContextBuilder; routes: AnyRestRoute[] },
+  options: { schema: GraphQLSchema; buildContext: ContextBuilder; routes: AnyRestRoute[]; executor?: GraphQLExecutorKind },
 ): void {
   const { schema, buildContext } = options;
   const contexts = new WeakMap<FastifyRequest, GraphQLContext>();
@@ -119,7 +120,7 @@ export function registerRestRoutes(
     if (errors.length) throw new Error(`REST operation for ${route.method} ${route.paths[0]} is invalid: ${errors.map((e) => e.message).join('; ')}`);
     const permission = rootPermission(schema, route.document);
     // compiled once, here (src/graphql/executor.ts)
-    const execute = prepareOperation(schema, route.document);
+    const execute = prepareOperation(schema, route.document, options.executor);
 
     // Authentication and authorization come before validation, so that a stranger
     // gets 401/403, never a 404/400/422 that tells something about the route.

@@ -1,7 +1,7 @@
 import { Writable } from 'node:stream';
 import type { InjectOptions, LightMyRequestResponse } from 'fastify';
 import { buildApp, type App } from '../../src/app';
-import type { Limits } from '../../src/config';
+import type { GraphQLExecutorKind, Limits } from '../../src/config';
 import { hashPassword } from '../../src/domain/auth/passwords';
 import { hmacHex, randomUrlSafe } from '../../src/domain/crypto';
 import type { Role } from '../../src/domain/auth/viewer';
@@ -40,7 +40,9 @@ export function basicHeader(email: string, password: string): string {
   return `Basic ${Buffer.from(`${email}:${password}`).toString('base64')}`;
 }
 
-export async function createTestApp(options: { limits?: Partial<Limits>; publicUrl?: string; graphqlIntrospection?: boolean } = {}): Promise<TestContext> {
+export async function createTestApp(
+  options: { limits?: Partial<Limits>; publicUrl?: string; graphqlIntrospection?: boolean; graphqlExecutor?: GraphQLExecutorKind } = {},
+): Promise<TestContext> {
   const db = await createTestDb();
   const logs: string[] = [];
   const stream = new Writable({
@@ -56,6 +58,7 @@ export async function createTestApp(options: { limits?: Partial<Limits>; publicU
       limits: { ...DEFAULT_LIMITS, ...options.limits },
       publicUrl: options.publicUrl,
       graphqlIntrospection: options.graphqlIntrospection ?? true,
+      graphqlExecutor: options.graphqlExecutor,
       logLevel: 'info',
       // every answer is checked against the OpenAPI document; test/helpers/openapi-conformance.ts fails the file on a violation
       openapiConformance: 'record',

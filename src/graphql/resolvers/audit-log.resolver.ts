@@ -1,6 +1,7 @@
 import { Arg, Args, Ctx, FieldResolver, ID, Int, Query, Resolver, Root } from 'type-graphql';
 import { pageRequest } from '../../domain/pagination';
 import { Allow } from '../auth-checker';
+import { pageOf } from '../connection';
 import type { GraphQLContext } from '../context';
 import { AuditLog, AuditLogConnection, AuditLogSort, AuditLogsArgs } from '../types/audit-log.types';
 
@@ -18,10 +19,8 @@ export class AuditLogResolver {
     const page = await services.auditLogs.list(viewer!, args.filter, order, {
       size: request.size, after: decode(request.after), before: decode(request.before), backward: request.backward,
     });
-    const edges = page.items.map((r) => ({ cursor: services.cursors.encode(r.id), node: AuditLog.from(r, baseUrl) }));
     return Object.assign(new AuditLogConnection(), {
-      edges,
-      pageInfo: { hasNextPage: page.hasNextPage, hasPreviousPage: page.hasPreviousPage, startCursor: edges[0]?.cursor ?? null, endCursor: edges.at(-1)?.cursor ?? null },
+      ...pageOf(services.cursors, page.items, (r) => AuditLog.from(r, baseUrl), page),
       count: () => services.auditLogs.count(viewer!, args.filter),
     });
   }

@@ -1,5 +1,6 @@
 import { Arg, Args, Ctx, Mutation, Query, Resolver } from 'type-graphql';
 import { Allow } from '../auth-checker';
+import { pageOf } from '../connection';
 import { pageRequest, pageSize } from '../../domain/pagination';
 import type { GraphQLContext } from '../context';
 import {
@@ -27,15 +28,8 @@ export class CallbackRequestResolver {
     const size = pageSize(pageRequest(args, 50));
     const after = args.after ? services.cursors.decode(args.after) : undefined;
     const page = await services.callbackRequests.list(viewer!, { phoneNumberId: args.phoneNumberId, status: args.status, size, after });
-    const edges = page.records.map((r) => ({ cursor: services.cursors.encode(r.id), node: CallbackRequest.from(r) }));
     return {
-      edges,
-      pageInfo: {
-        hasNextPage: page.hasNextPage,
-        hasPreviousPage: Boolean(args.after),
-        startCursor: edges[0]?.cursor ?? null,
-        endCursor: edges.at(-1)?.cursor ?? null,
-      },
+      ...pageOf(services.cursors, page.records, (r) => CallbackRequest.from(r), { hasNextPage: page.hasNextPage, hasPreviousPage: Boolean(args.after) }),
       totalCount: page.totalCount,
     };
   }

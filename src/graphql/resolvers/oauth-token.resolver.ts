@@ -2,6 +2,7 @@ import { Arg, Args, Ctx, FieldResolver, ID, Int, Mutation, Query, Resolver, Root
 import { pageRequest } from '../../domain/pagination';
 import { parseId } from '../../domain/ids';
 import { Allow } from '../auth-checker';
+import { pageOf } from '../connection';
 import type { GraphQLContext } from '../context';
 import { User } from '../types/directory.types';
 import { OAuthClient } from '../types/oauth-client.types';
@@ -20,12 +21,8 @@ export class OAuthTokenResolver {
     const filter = { all: args.all ?? false, clientId: args.clientId };
     const count = () => tokens.count(viewer!, filter);
     const connection = (items: Awaited<ReturnType<typeof tokens.listOffset>>, hasNextPage: boolean, hasPreviousPage: boolean) => {
-      const edges = items.map((r) => ({ cursor: services.cursors.encode(r.id), node: OAuthToken.from(r, baseUrl) }));
-      return Object.assign(new OAuthTokenConnection(), {
-        edges,
-        pageInfo: { hasNextPage, hasPreviousPage, startCursor: edges[0]?.cursor ?? null, endCursor: edges.at(-1)?.cursor ?? null },
-        count,
-      });
+      const page = pageOf(services.cursors, items, (r) => OAuthToken.from(r, baseUrl), { hasNextPage, hasPreviousPage });
+      return Object.assign(new OAuthTokenConnection(), { ...page, count });
     };
     const request = pageRequest(args);
     if (request.mode === 'offset') {

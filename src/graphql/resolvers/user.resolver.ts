@@ -3,6 +3,7 @@ import { pageRequest } from '../../domain/pagination';
 import type { Role } from '../../domain/auth/viewer';
 import type { UserRecord } from '../../domain/directory/user.service';
 import { Allow } from '../auth-checker';
+import { pageOf } from '../connection';
 import type { GraphQLContext } from '../context';
 import { CreateUserInput, UpdateUserInput, User, UserConnection, UsersArgs } from '../types/directory.types';
 
@@ -18,12 +19,8 @@ export class UserResolver {
     const role = (args.role ?? undefined) as Role | undefined;
     const count = () => users.count(viewer!, role);
     const connection = (items: UserRecord[], hasNextPage: boolean, hasPreviousPage: boolean) => {
-      const edges = items.map((r) => ({ cursor: services.cursors.encode(r.id), node: User.from(r, baseUrl) }));
-      return Object.assign(new UserConnection(), {
-        edges,
-        pageInfo: { hasNextPage, hasPreviousPage, startCursor: edges[0]?.cursor ?? null, endCursor: edges.at(-1)?.cursor ?? null },
-        count,
-      });
+      const page = pageOf(services.cursors, items, (r) => User.from(r, baseUrl), { hasNextPage, hasPreviousPage });
+      return Object.assign(new UserConnection(), { ...page, count });
     };
     const request = pageRequest(args);
     if (request.mode === 'offset') {

@@ -14,6 +14,7 @@ import { contextError, createFormatError, responseHead } from '../../graphql/err
 import { graphqlLimits } from '../../graphql/limits';
 import type { GraphQLContext } from '../../graphql/context';
 import type { ContextBuilder } from '../request-context';
+import type { GraphQLExecutorKind } from '../../config';
 import { compiledExecutorGateway } from '../../graphql/executor';
 
 export interface GraphQLPluginOptions {
@@ -21,14 +22,16 @@ export interface GraphQLPluginOptions {
   buildContext: ContextBuilder;
   /** introspection, the Sandbox landing page and field suggestions */
   introspection: boolean;
+  /** graphql-jit (default) or graphql-js's interpreter (GRAPHQL_EXECUTOR) */
+  executor?: GraphQLExecutorKind;
 }
 
 /** POST/GET /graphql: Apollo Server on the shared schema, with the limits of API.md §8. */
-export const graphql = fp<GraphQLPluginOptions>(async (fastify, { schema, buildContext, introspection }) => {
+export const graphql = fp<GraphQLPluginOptions>(async (fastify, { schema, buildContext, introspection, executor = 'compiled' }) => {
   const limits = graphqlLimits();
   const apollo = new ApolloServer<GraphQLContext>({
-    // the schema, with operations run by a compiled executor (src/graphql/executor.ts)
-    gateway: compiledExecutorGateway(schema),
+    // the schema, with operations run by a compiled executor (src/graphql/executor.ts), or Apollo's own
+    ...(executor === 'compiled' ? { gateway: compiledExecutorGateway(schema) } : { schema }),
     introspection,
     // depth, aliases, directives, cost and token limits (src/graphql/limits.ts)
     validationRules: limits.validationRules,
