@@ -10,7 +10,9 @@
 //   npm run bench -- --smoke --out D CI: tiny data, 1 round, judges nothing
 //   options: --tokens N, --rounds N, --duration S, --connections 10,50 (one or more), --workers N,
 //            --pool N, --only 1,2,4 (scenario ids), --refresh-tokens N (scenario 11), --cpu-prof (service profile
-//            into <out>/profiles), --executor compiled|interpreter (the service's GraphQL executor), --out DIR
+//            into <out>/profiles), --executor compiled|interpreter (the service's GraphQL executor),
+//            --node-args '<options>' (the service's node options; its output is kept in <out>/service.log),
+//            --heap-sampling (what each scenario allocates, garbage included: <out>/profiles/*.heapprofile), --out DIR
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -48,6 +50,10 @@ export interface Options {
   refreshTokens: number;
   only?: Set<string>;
   cpuProf: boolean;
+  /** V8's sampling heap profiler around each scenario measurement: <out>/profiles/<scenario>-<connections>c-r<round>.heapprofile */
+  heapSampling: boolean;
+  /** extra Node/V8 options for the service (e.g. --trace-gc); its output goes to <out>/service.log */
+  nodeArgs: string[];
   /** the service's GraphQL executor (GRAPHQL_EXECUTOR): `interpreter` is the baseline of the compiled one */
   executor: 'compiled' | 'interpreter';
   out: string;
@@ -106,6 +112,8 @@ function parseArgs(argv: string[]): Options {
     only: only ? new Set(only.split(',').map((s) => s.trim())) : undefined,
     cpuProf: flag('cpu-prof'),
     executor: executorOf(value('executor')),
+    nodeArgs: (value('node-args') ?? '').split(' ').filter(Boolean),
+    heapSampling: flag('heap-sampling'),
     out: path.resolve(value('out') ?? path.join(ROOT, 'bench/results')),
   };
 }
@@ -134,6 +142,8 @@ interface Server {
   name: string;
   origin: string;
   child: ChildProcess;
+  /** what it printed (stdout and stderr) */
+  output: string[];
   /** SIGTERM, SIGKILL after graceMs */
   stop(graceMs?: number): Promise<void>;
 }
@@ -166,6 +176,7 @@ async function startServer(name: string, script: string, env: Record<string, str
     name,
     origin,
     child,
+    output,
     async stop(graceMs = 3000) {
       if (!children.has(child)) return;
       child.kill('SIGTERM');
@@ -365,6 +376,17 @@ const minutes = (seconds: number) => (seconds < 120 ? `${seconds.toFixed(0)} s` 
 
 // ---------------------------------------------------------------- measuring
 
+interface HeapNode {
+  selfSize: number;
+  children?: HeapNode[];
+}
+
+/** Bytes a sampling heap profile estimates were allocated in all (its tree's self sizes). */
+function allocatedBytes(file: string): number {
+  const sum = (n: HeapNode): number => n.selfSize + (n.children ?? []).reduce((s, c) => s + sum(c), 0);
+  return sum((JSON.parse(readFileSync(file, 'utf8')) as { head: HeapNode }).head);
+}
+
 const median = (xs: number[]) => {
   const s = xs.filter((x) => Number.isFinite(x)).sort((a, b) => a - b);
   if (!s.length) return NaN;
@@ -443,10 +465,10 @@ async function main(): Promise<void> {
 
     // 3. servers (same Node, NODE_ENV=production, LOG_LEVEL=warn)
     const profiles = path.join(opts.out, 'profiles');
-    if (opts.cpuProf) mkdirSync(profiles, { recursive: true });
+    if (opts.cpuProf || opts.heapSampling) mkdirSync(profiles, { recursive: true });
     const common = { DATABASE_URL: url, HASH_KEY: hashKey, DB_POOL_SIZE: String(opts.pool) };
     const [service, ceiling, floor, listFloor] = await Promise.all([
-      startServer('service', path.join(ROOT, 'dist/src/main.js'), { ...common, BENCH_MODE: 'true', WEB_CONCURRENCY: String(opts.workers), GRAPHQL_EXECUTOR: opts.executor }, opts.cpuProf ? ['--cpu-prof', `--cpu-prof-dir=${profiles}`] : []),
+      startServer('service', path.join(ROOT, 'dist/src/main.js'), { ...common, BENCH_MODE: 'true', WEB_CONCURRENCY: String(opts.workers), GRAPHQL_EXECUTOR: opts.executor }, [...opts.nodeArgs, ...(opts.cpuProf ? ['--cpu-prof', `--cpu-prof-dir=${profiles}`] : [])]),
       startServer('ceiling', path.join(__dirname, 'references/ceiling.js'), {}),
       startServer('floor', path.join(__dirname, 'references/floor.js'), common),
       startServer('list floor', path.join(__dirname, 'references/list-floor.js'), common),
@@ -506,8 +528,16 @@ async function main(): Promise<void> {
         const variants = scenario.besideVariants?.(besideMeasurements++ % measurementsOf8);
         loads.push(runLoader({ ...scenario.beside, variants, origin: server.origin, pipelining: 1, durationSeconds: duration } as LoadSpec, tmp));
       }
+      const sampling = opts.heapSampling && scenario && server === service && round > 0;
+      if (sampling) await fetch(`${service.origin}/__bench/heap-sampling/start`, { method: 'POST' });
       const [main, beside] = await Promise.all(loads);
       clearInterval(poll);
+      if (sampling) {
+        const res = await fetch(`${service.origin}/__bench/heap-sampling/stop`, { method: 'POST' });
+        const file = path.join(profiles, `${key.replace(':', '-')}-${connections}c-r${round}.heapprofile`);
+        writeFileSync(file, await res.text());
+        log(`heap sampling of ${key} at ${connections} connections: ${file} (${(allocatedBytes(file) / 1e6 / Math.max(main.responses, 1)).toFixed(2)} MB allocated per response)`);
+      }
       const after = server === service ? await settledStats(service.origin) : undefined;
       // a single-use variant may have been sent without its answer being counted: skip one per connection
       const used = main.responses + (scenario?.singleUse ? connections : 0);
@@ -554,6 +584,7 @@ async function main(): Promise<void> {
 
     // a CPU profile is written on a clean exit only: give the service its full shutdown time
     await Promise.all([service.stop(opts.cpuProf ? 30_000 : 3000), ceiling.stop(), floor.stop(), listFloor.stop()]);
+    if (opts.nodeArgs.length) writeFileSync(path.join(opts.out, 'service.log'), service.output.join(''));
 
     // 6. summarise: every ratio against the references measured just before it, in the same round, group and load
     const sameGroup = (cell: CellResult, key: string) =>

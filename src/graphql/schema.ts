@@ -1,7 +1,7 @@
 import 'reflect-metadata';
 import { buildSchemaSync } from 'type-graphql';
 import type { GraphQLSchema } from 'graphql';
-import { authChecker } from './auth-checker';
+import { authorizeFields } from './auth-checker';
 import { limitResolvedObjects } from './limits';
 import { AuditLogConnectionResolver, AuditLogResolver } from './resolvers/audit-log.resolver';
 import { DirectoryResolver } from './resolvers/directory.resolver';
@@ -26,10 +26,10 @@ export function buildGraphQLSchema(): GraphQLSchema {
   if (!schema) {
     schema = buildSchemaSync({
       resolvers,
-      authChecker,
-      authMode: 'error',
       validate: false,
     });
+    // the policy first, then the object budget around it (as when the check was a type-graphql middleware)
+    authorizeFields(schema);
     limitResolvedObjects(schema);
   }
   return schema;
