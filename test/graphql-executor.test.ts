@@ -68,3 +68,18 @@ describe.each(['compiled', 'interpreter'] as const)('the %s executor answers as 
     expect(res.json().group).toMatchObject({ name: 'Renamed', description: 'kept' });
   });
 });
+
+describe('the schema leaves plain fields to the executor', () => {
+  it('declares every object type with simpleResolvers, so a field without a resolver of its own is a property read, not a type-graphql resolver call', async () => {
+    const { getMetadataStorage } = await import('type-graphql');
+    const { buildGraphQLSchema } = await import('../src/graphql/schema');
+    const schema = buildGraphQLSchema();
+    const objectTypes = getMetadataStorage().objectTypes.map((t) => ({ name: t.name, simpleResolvers: t.simpleResolvers }));
+    expect(objectTypes.length).toBeGreaterThan(15);
+    expect(objectTypes.filter((t) => t.simpleResolvers !== true)).toEqual([]);
+    // e.g. a token's id and an edge's node: no resolver; its client: a resolver (DataLoader, policy)
+    const token = schema.getType('OAuthToken') as import('graphql').GraphQLObjectType;
+    const edge = schema.getType('OAuthTokenEdge') as import('graphql').GraphQLObjectType;
+    expect([token.getFields().id.resolve, edge.getFields().node.resolve, typeof token.getFields().client.resolve]).toEqual([undefined, undefined, 'function']);
+  });
+});

@@ -38,9 +38,20 @@ export function scopesGrant(scopes: readonly string[], access: Access, resource?
   return scopes.includes(resource) && isValidScope(`${resource}:${access}`);
 }
 
+// A client's scope string, split once: asked on every authorized field of every
+// request (200 times for a page of 100 tokens with their client and user).
+const CLIENT_SCOPE_SETS_MAX = 1000;
+const clientScopeSets = new Map<string, ReadonlySet<string>>();
+
 /** A client's scopes ("read", "write", "read write") cap every token issued for it. */
 export function clientAllows(clientScopes: string, access: Access): boolean {
-  return clientScopes.split(/\s+/).includes(access);
+  let set = clientScopeSets.get(clientScopes);
+  if (set === undefined) {
+    if (clientScopeSets.size >= CLIENT_SCOPE_SETS_MAX) clientScopeSets.clear();
+    set = new Set(clientScopes.split(/\s+/));
+    clientScopeSets.set(clientScopes, set);
+  }
+  return set.has(access);
 }
 
 const ACCESS_WORDS: Record<string, string> = {

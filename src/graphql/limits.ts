@@ -3,7 +3,7 @@ import { ApolloArmor } from '@escape.tech/graphql-armor';
 import type { GraphQLArmorRejectCallback } from '@escape.tech/graphql-armor-types';
 import {
   defaultFieldResolver, getNamedType, getNullableType, GraphQLError, isCompositeType, isListType, isObjectType,
-  type DocumentNode, type GraphQLOutputType, type GraphQLSchema, type ParseOptions, type ValidationRule,
+  type DocumentNode, type GraphQLNamedType, type GraphQLOutputType, type GraphQLSchema, type ParseOptions, type ValidationRule,
 } from 'graphql';
 import { getComplexity, type ComplexityEstimator } from 'graphql-query-complexity';
 import { BadRequestError } from '../domain/errors';
@@ -174,8 +174,8 @@ export class CostLimitExceededError extends BadRequestError {
   }
 }
 
-function spend(counter: ObjectCount, value: unknown): unknown {
-  counter.count += Array.isArray(value) ? value.length : value === null || value === undefined ? 0 : 1;
+function spend(counter: ObjectCount, value: unknown, weight: number): unknown {
+  counter.count += weight * (Array.isArray(value) ? value.length : value === null || value === undefined ? 0 : 1);
   if (counter.count > GRAPHQL_LIMITS.maxCost) {
     counter.exceeded = true;
     throw new CostLimitExceededError();
@@ -193,16 +193,26 @@ function spend(counter: ObjectCount, value: unknown): unknown {
  * start-up; scalar fields are not touched.
  */
 export function limitResolvedObjects(schema: GraphQLSchema): void {
+  // An edge's node is a plain property of the edge, there when the edge is: the
+  // edges list counts each of its edges as two objects (the edge and its node), and
+  // `node` keeps the default resolver, so that reading it costs no resolver call
+  // (100 per page).
+  const plainNode = (type: GraphQLNamedType) =>
+    isObjectType(type) && type.name.endsWith('Edge') && type.getFields().node !== undefined && type.getFields().node.resolve === undefined;
   for (const type of Object.values(schema.getTypeMap())) {
     if (!isObjectType(type) || type.name.startsWith('__')) continue;
+    const nodeCounted = plainNode(type);
     for (const field of Object.values(type.getFields())) {
-      if (!isCompositeType(getNamedType(field.type))) continue;
+      const named = getNamedType(field.type);
+      if (!isCompositeType(named)) continue;
+      if (nodeCounted && field.name === 'node') continue;
+      const weight = plainNode(named) ? 2 : 1;
       const resolve = field.resolve ?? defaultFieldResolver;
       field.resolve = (source, args, context: { objects?: ObjectCount }, info) => {
         const counter = (context.objects ??= { count: 0, exceeded: false });
         if (counter.exceeded) throw new CostLimitExceededError();
         const result = resolve(source, args, context, info);
-        return result instanceof Promise ? result.then((value) => spend(counter, value)) : spend(counter, result);
+        return result instanceof Promise ? result.then((value) => spend(counter, value, weight)) : spend(counter, result, weight);
       };
     }
   }

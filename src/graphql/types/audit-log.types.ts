@@ -39,7 +39,7 @@ registerEnumType(AuditLogSort, { name: 'AuditLogSort', description: 'Newest firs
 
 const ACTION_LABELS: Record<AuditLogAction, string> = { create: 'Created', update: 'Updated', destroy: 'Deleted' };
 
-@ObjectType({ description: 'One change to a client, token, user, group, phone number or account setting (Zendesk audit_logs); never a secret value' })
+@ObjectType({ simpleResolvers: true, description: 'One change to a client, token, user, group, phone number or account setting (Zendesk audit_logs); never a secret value' })
 export class AuditLog {
   @Field(() => ID) id!: string;
   @Field(() => AuditLogAction) action!: AuditLogAction;
@@ -79,13 +79,13 @@ export class AuditLog {
   }
 }
 
-@ObjectType()
+@ObjectType({ simpleResolvers: true })
 export class AuditLogEdge {
   @Field() cursor!: string;
   @Field(() => AuditLog) node!: AuditLog;
 }
 
-@ObjectType({ description: 'Relay connection of audit log records, newest first unless sorted otherwise' })
+@ObjectType({ simpleResolvers: true, description: 'Relay connection of audit log records, newest first unless sorted otherwise' })
 export class AuditLogConnection {
   @Field(() => [AuditLogEdge]) edges!: AuditLogEdge[];
   @Field(() => PageInfo) pageInfo!: PageInfo;

@@ -10,13 +10,13 @@ export enum CallbackRequestStatus {
 }
 registerEnumType(CallbackRequestStatus, { name: 'CallbackRequestStatus' });
 
-@ObjectType({ description: "The account's budget of callback request creations in the current rolling window" })
+@ObjectType({ simpleResolvers: true, description: "The account's budget of callback request creations in the current rolling window" })
 export class CallbackRateLimit {
   @Field(() => Int, { description: 'Creations allowed per window (X-Rate-Limit)' }) limit!: number;
   @Field(() => Int, { description: 'Creations left in the window after this one (X-Rate-Limit-Remaining)' }) remaining!: number;
 }
 
-@ObjectType({ description: 'A caller waiting to be called back on a voice phone number (seed §2.3)' })
+@ObjectType({ simpleResolvers: true, description: 'A caller waiting to be called back on a voice phone number (seed §2.3)' })
 export class CallbackRequest {
   @Field(() => ID) id!: string;
   @Field(() => ID) phoneNumberId!: string;
@@ -48,13 +48,13 @@ export class CallbackRequest {
   }
 }
 
-@ObjectType()
+@ObjectType({ simpleResolvers: true })
 export class CallbackRequestEdge {
   @Field() cursor!: string;
   @Field(() => CallbackRequest) node!: CallbackRequest;
 }
 
-@ObjectType({ description: 'Callback requests, id ascending (queue order)' })
+@ObjectType({ simpleResolvers: true, description: 'Callback requests, id ascending (queue order)' })
 export class CallbackRequestConnection {
   @Field(() => [CallbackRequestEdge]) edges!: CallbackRequestEdge[];
   @Field(() => PageInfo) pageInfo!: PageInfo;

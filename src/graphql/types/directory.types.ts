@@ -13,7 +13,7 @@ export enum UserRole {
 }
 registerEnumType(UserRole, { name: 'UserRole' });
 
-@ObjectType({ description: 'A user of the help desk' })
+@ObjectType({ simpleResolvers: true, description: 'A user of the help desk' })
 export class User {
   @Field(() => ID) id!: string;
   @Field() name!: string;
@@ -32,13 +32,13 @@ export class User {
   }
 }
 
-@ObjectType()
+@ObjectType({ simpleResolvers: true })
 export class UserEdge {
   @Field() cursor!: string;
   @Field(() => User) node!: User;
 }
 
-@ObjectType({ description: 'Relay connection of users, id ascending' })
+@ObjectType({ simpleResolvers: true, description: 'Relay connection of users, id ascending' })
 export class UserConnection {
   @Field(() => [UserEdge]) edges!: UserEdge[];
   @Field(() => PageInfo) pageInfo!: PageInfo;
@@ -74,7 +74,7 @@ export class UpdateUserInput {
   @Field(() => Boolean, { nullable: true, description: 'false deactivates the user and revokes their tokens' }) active?: boolean | null;
 }
 
-@ObjectType({ description: 'The account (tenant) of the authenticated user' })
+@ObjectType({ simpleResolvers: true, description: 'The account (tenant) of the authenticated user' })
 export class Account {
   @Field(() => ID) id!: string;
   @Field() name!: string;
@@ -85,7 +85,7 @@ export class Account {
   }
 }
 
-@ObjectType({ description: "The account's settings (admins)" })
+@ObjectType({ simpleResolvers: true, description: "The account's settings (admins)" })
 export class AccountSettings {
   @Field({ description: 'Route a callback request to its first group only' }) omnichannelRouting!: boolean;
   @Field(() => Date, { nullable: true, description: 'Last change of the account' }) updatedAt!: Date | null;
@@ -100,14 +100,14 @@ export class AccountSettingsInput {
   @Field(() => Boolean, { nullable: true }) omnichannelRouting?: boolean | null;
 }
 
-@ObjectType({ description: 'What a phone number can do (Zendesk capabilities)' })
+@ObjectType({ simpleResolvers: true, description: 'What a phone number can do (Zendesk capabilities)' })
 export class PhoneNumberCapabilities {
   @Field() voice!: boolean;
   @Field() sms!: boolean;
   @Field() mms!: boolean;
 }
 
-@ObjectType({ description: 'A voice phone number of the account' })
+@ObjectType({ simpleResolvers: true, description: 'A voice phone number of the account' })
 export class PhoneNumber {
   @Field(() => ID) id!: string;
   @Field({ description: 'E.164' }) number!: string;
@@ -150,7 +150,7 @@ export class PhoneNumberInput extends UpdatePhoneNumberInput {
   @Field(() => String, { nullable: true, description: 'Required (E.164); read-only afterwards' }) number?: string | null;
 }
 
-@ObjectType({ description: 'A group of agents calls can be routed to' })
+@ObjectType({ simpleResolvers: true, description: 'A group of agents calls can be routed to' })
 export class Group {
   @Field(() => ID) id!: string;
   @Field() name!: string;
@@ -173,7 +173,7 @@ export class GroupInput {
   @Field(() => String, { nullable: true, description: 'At most 1000 characters; null or "" for none' }) description?: string | null;
 }
 
-@ObjectType({ description: 'The authenticated user and how they authenticated' })
+@ObjectType({ simpleResolvers: true, description: 'The authenticated user and how they authenticated' })
 export class Me extends User {
   @Field(() => Account) account!: Account;
   @Field({ description: 'basic or bearer' }) authenticatedVia!: string;

@@ -7,7 +7,7 @@ export enum OAuthClientType {
 }
 registerEnumType(OAuthClientType, { name: 'OAuthClientType' });
 
-@ObjectType({ description: 'An application registered to obtain access (seed §2.1)' })
+@ObjectType({ simpleResolvers: true, description: 'An application registered to obtain access (seed §2.1)' })
 export class OAuthClient {
   @Field(() => ID) id!: string;
   @Field() name!: string;
@@ -49,7 +49,7 @@ export class OAuthClientInput {
   redirectUris?: string[] | null;
 }
 
-@ObjectType({ description: "A live secret of a client: the current one, or the previous one during a rotation's grace period" })
+@ObjectType({ simpleResolvers: true, description: "A live secret of a client: the current one, or the previous one during a rotation's grace period" })
 export class OAuthClientSecret {
   @Field(() => ID) id!: string;
   @Field({ description: 'Its first 10 characters' }) prefix!: string;

@@ -8,7 +8,7 @@ export enum OAuthGrantType {
 }
 registerEnumType(OAuthGrantType, { name: 'OAuthGrantType', description: 'How the grant endpoint (POST /oauth/tokens) issued a token' });
 
-@ObjectType({ description: 'An OAuth access token (seed §2.2)' })
+@ObjectType({ simpleResolvers: true, description: 'An OAuth access token (seed §2.2)' })
 export class OAuthToken {
   @Field(() => ID) id!: string;
   @Field({ description: 'In full only in the createOAuthToken response; otherwise its first 10 characters' }) token!: string;
@@ -42,13 +42,13 @@ export class OAuthToken {
   }
 }
 
-@ObjectType()
+@ObjectType({ simpleResolvers: true })
 export class OAuthTokenEdge {
   @Field() cursor!: string;
   @Field(() => OAuthToken) node!: OAuthToken;
 }
 
-@ObjectType()
+@ObjectType({ simpleResolvers: true })
 export class PageInfo {
   @Field() hasNextPage!: boolean;
   @Field() hasPreviousPage!: boolean;
@@ -56,7 +56,7 @@ export class PageInfo {
   @Field(() => String, { nullable: true }) endCursor!: string | null;
 }
 
-@ObjectType({ description: 'Relay connection of tokens, id ascending' })
+@ObjectType({ simpleResolvers: true, description: 'Relay connection of tokens, id ascending' })
 export class OAuthTokenConnection {
   @Field(() => [OAuthTokenEdge]) edges!: OAuthTokenEdge[];
   @Field(() => PageInfo) pageInfo!: PageInfo;
