@@ -61,7 +61,7 @@ describe('GraphQL cost estimate ≥ objects returned (issue: cost limit bypass)'
   async function run(source: string, variables: Record<string, unknown>, objects?: ObjectCount) {
     const viewer = await ctx.app.services.authenticator.authenticate({ authorization: bearer });
     const contextValue: GraphQLContext = {
-      viewer, services: ctx.app.services, baseUrl: 'http://localhost', loaders: new Loaders(ctx.app.services, viewer!), objects,
+      viewer, services: ctx.app.services, baseUrl: 'http://localhost', loaders: new Loaders(ctx.app.services, viewer!, 'http://localhost'), objects,
     };
     return execute({ schema, document: parse(source), variableValues: variables, contextValue });
   }

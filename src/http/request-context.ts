@@ -135,7 +135,7 @@ export function createContextBuilder(services: Services, publicUrl: string | und
       viewer: viewer && { ...viewer, origin },
       services,
       baseUrl,
-      loaders: viewer ? new Loaders(services, viewer) : null,
+      loaders: viewer ? new Loaders(services, viewer, baseUrl) : null,
     };
   };
   const guardHost = async (request: FastifyRequest, reply: FastifyReply): Promise<void> => {

@@ -73,18 +73,16 @@ export class OAuthTokenResolver {
   /** The client of a token: what oauthClient(id) would show the viewer (admins with read). */
   @Allow('oauthClients.read')
   @FieldResolver(() => OAuthClient, { nullable: true })
-  async client(@Root() token: OAuthToken, @Ctx() { loaders }: GraphQLContext): Promise<OAuthClient | null> {
+  client(@Root() token: OAuthToken, @Ctx() { loaders }: GraphQLContext): Promise<OAuthClient | null> | null {
     const id = parseId(token.clientId);
-    const found = id === null ? null : await loaders!.clientById.load(id);
-    return found && OAuthClient.from(found);
+    return id === null ? null : loaders!.clientById.load(id);
   }
 
   /** The user of a token: themselves for anyone with read, any user of the account for admins with read; else null. */
   @Allow('users.read')
   @FieldResolver(() => User, { nullable: true })
-  async user(@Root() token: OAuthToken, @Ctx() { loaders, baseUrl }: GraphQLContext): Promise<User | null> {
-    const found = await loaders!.userById.load(BigInt(token.userId));
-    return found && User.from(found, baseUrl);
+  user(@Root() token: OAuthToken, @Ctx() { loaders }: GraphQLContext): Promise<User | null> {
+    return loaders!.userById.load(BigInt(token.userId));
   }
 }
 
