@@ -134,12 +134,38 @@ class Lru<V> {
   }
 }
 
+/** A query Apollo has parsed, validated and run: the same text can be run again without its pipeline (http/plugins/graphql.ts). */
+export interface KnownQuery {
+  document: DocumentNode;
+  operationName: string | null;
+  execute: (contextValue: unknown, variableValues: Record<string, unknown>) => Promise<ExecutionResult>;
+}
+
+/**
+ * Query texts Apollo accepted (parsed within the token limit, validated with every
+ * rule of graphql/limits.ts and introspection's), by text and operation name, at most
+ * COMPILED_CACHE_SIZE, least recently used out first. Only queries: a mutation is
+ * always Apollo's.
+ */
+export class KnownQueries {
+  private readonly queries = new Lru<KnownQuery>(COMPILED_CACHE_SIZE);
+
+  find(text: string, operationName: string | null): KnownQuery | undefined {
+    return this.queries.get(`${operationName ?? ''}\u0000${text}`);
+  }
+
+  remember(text: string, query: KnownQuery): void {
+    this.queries.set(`${query.operationName ?? ''}\u0000${text}`, query);
+  }
+}
+
 /**
  * Apollo Server's gateway interface, used only to hand it our executor: Apollo
  * still parses, validates (with the limits of graphql/limits.ts), builds the
  * context and formats errors; only execution is ours. Not a federated gateway.
+ * The queries it runs are remembered in `known`, when given.
  */
-export function compiledExecutorGateway(schema: GraphQLSchema, cacheSize = COMPILED_CACHE_SIZE): GatewayInterface {
+export function compiledExecutorGateway(schema: GraphQLSchema, cacheSize = COMPILED_CACHE_SIZE, known?: KnownQueries): GatewayInterface {
   const cache = new Lru<Compiled>(cacheSize);
   const executor: GatewayExecutor = async (requestContext) => {
     const { document, queryHash } = requestContext;
@@ -150,6 +176,15 @@ export function compiledExecutorGateway(schema: GraphQLSchema, cacheSize = COMPI
     if (compiled === undefined) {
       compiled = compile(schema, document, operationName);
       cache.set(key, compiled);
+    }
+    const text = requestContext.source;
+    if (known && text !== undefined && requestContext.operation?.operation === 'query' && !known.find(text, operationName)) {
+      const entry = compiled;
+      known.remember(text, {
+        document,
+        operationName,
+        execute: (contextValue, variableValues) => run(schema, entry, { document, operationName, variableValues, contextValue }),
+      });
     }
     return run(schema, compiled, {
       document,

@@ -57,6 +57,12 @@ export const GRAPHQL_LIMITS = {
 
 export interface GraphQLLimits {
   plugins: ApolloServerPlugin[];
+  /**
+   * Whether an operation with these variables is within the cost budget (the check
+   * the plugin makes; costs cached the same way); undefined when the variables do
+   * not fit the operation (Apollo's own check answers that).
+   */
+  withinCost: CostCheck;
   validationRules: ValidationRule[];
   parseOptions: ParseOptions;
 }
@@ -84,7 +90,8 @@ export function graphqlLimits(): GraphQLLimits {
     blockFieldSuggestion: { enabled: false },
   });
   const { plugins, validationRules } = armor.protect();
-  return { plugins: [...plugins, complexityLimit()], validationRules, parseOptions: { maxTokens: GRAPHQL_LIMITS.maxTokens } };
+  const { plugin, withinCost } = complexityLimit();
+  return { plugins: [...plugins, plugin], withinCost, validationRules, parseOptions: { maxTokens: GRAPHQL_LIMITS.maxTokens } };
 }
 
 const PAGE_ARGS = new Set(['first', 'last', 'page', 'perPage']);
@@ -123,12 +130,14 @@ export function operationCost(schema: GraphQLSchema, query: DocumentNode, variab
 const MAX_COST_KEY = 512;
 const MAX_COSTS_PER_DOCUMENT = 64;
 
+export type CostCheck = (schema: GraphQLSchema, document: DocumentNode, variables?: Record<string, unknown>, operationName?: string) => boolean | undefined;
+
 /**
  * Refuses an operation whose worst-case answer is over the budget, with HTTP 400
  * and code BAD_REQUEST, before it runs. One per server (its cost cache holds that
  * server's documents).
  */
-function complexityLimit(): ApolloServerPlugin {
+function complexityLimit(): { plugin: ApolloServerPlugin; withinCost: CostCheck } {
   const costs = new WeakMap<DocumentNode, Map<string, number>>();
   const costOf = (schema: GraphQLSchema, document: DocumentNode, variables?: Record<string, unknown>, operationName?: string) => {
     const key = `${operationName ?? ''}\u0000${JSON.stringify(variables ?? {})}`;
@@ -155,10 +164,20 @@ function complexityLimit(): ApolloServerPlugin {
       }
     },
   };
+  const withinCost: CostCheck = (schema, document, variables, operationName) => {
+    try {
+      return costOf(schema, document, variables, operationName) <= GRAPHQL_LIMITS.maxCost;
+    } catch {
+      return undefined;
+    }
+  };
   return {
-    async requestDidStart() {
-      return listener;
+    plugin: {
+      async requestDidStart() {
+        return listener;
+      },
     },
+    withinCost,
   };
 }
 

@@ -1,4 +1,5 @@
 import fp from 'fastify-plugin';
+import type { FastifyInstance, FastifyReply, FastifyRequest, RouteHandlerMethod } from 'fastify';
 import type { GraphQLSchema } from 'graphql';
 import { ApolloServer } from '@apollo/server';
 import { fastifyApolloHandler } from '@as-integrations/fastify';
@@ -15,7 +16,8 @@ import { graphqlLimits } from '../../graphql/limits';
 import type { GraphQLContext } from '../../graphql/context';
 import type { ContextBuilder } from '../request-context';
 import type { GraphQLExecutorKind } from '../../config';
-import { compiledExecutorGateway } from '../../graphql/executor';
+import { compiledExecutorGateway, COMPILED_CACHE_SIZE, KnownQueries } from '../../graphql/executor';
+import type { CostCheck } from '../../graphql/limits';
 
 export interface GraphQLPluginOptions {
   schema: GraphQLSchema;
@@ -29,9 +31,11 @@ export interface GraphQLPluginOptions {
 /** POST/GET /graphql: Apollo Server on the shared schema, with the limits of API.md §8. */
 export const graphql = fp<GraphQLPluginOptions>(async (fastify, { schema, buildContext, introspection, executor = 'compiled' }) => {
   const limits = graphqlLimits();
+  // queries Apollo has accepted once, answered again without its pipeline (knownQueryAnswer)
+  const known = executor === 'compiled' ? new KnownQueries() : undefined;
   const apollo = new ApolloServer<GraphQLContext>({
     // the schema, with operations run by a compiled executor (src/graphql/executor.ts), or Apollo's own
-    ...(executor === 'compiled' ? { gateway: compiledExecutorGateway(schema) } : { schema }),
+    ...(executor === 'compiled' ? { gateway: compiledExecutorGateway(schema, COMPILED_CACHE_SIZE, known) } : { schema }),
     introspection,
     // depth, aliases, directives, cost and token limits (src/graphql/limits.ts)
     validationRules: limits.validationRules,
@@ -57,22 +61,37 @@ export const graphql = fp<GraphQLPluginOptions>(async (fastify, { schema, buildC
     ],
   });
   await apollo.start();
+  // One context per request, whichever path answers it: a request the fast path
+  // hands over to Apollo is not authenticated (nor its failed login counted) twice.
+  const contexts = new WeakMap<FastifyRequest, Promise<GraphQLContext>>();
+  const contextOf = (request: FastifyRequest): Promise<GraphQLContext> => {
+    let context = contexts.get(request);
+    if (!context) {
+      context = buildContext(request).catch((err: unknown) => {
+        if (err instanceof DomainError) throw contextError(err);
+        if (isDatabaseUnavailable(err)) throw contextError(new ServiceUnavailableError());
+        throw err;
+      });
+      contexts.set(request, context);
+    }
+    return context;
+  };
+  // (typed by the integration for its own route generics)
+  const apolloHandler = fastifyApolloHandler(apollo, { context: contextOf }) as unknown as RouteHandlerMethod;
+  const stats: KnownQueryStats = { answered: 0, handedOver: 0 };
+  fastify.decorate('graphqlKnownQueries', stats);
+  const answerKnown = known && knownQueryAnswer(schema, known, limits.withinCost, contextOf, stats);
   fastify.route({
     url: '/graphql',
     method: ['GET', 'POST', 'OPTIONS'],
     // Apollo's integration builds a URL from the Host before our context: a bad Host is refused (or made plain) first
     onRequest: buildContext.guardHost,
-    handler: fastifyApolloHandler(apollo, {
-      context: async (request) => {
-        try {
-          return await buildContext(request);
-        } catch (err) {
-          if (err instanceof DomainError) throw contextError(err);
-          if (isDatabaseUnavailable(err)) throw contextError(new ServiceUnavailableError());
-          throw err;
+    handler: answerKnown
+      ? async function (this: FastifyInstance, request: FastifyRequest, reply: FastifyReply) {
+          const answer = await answerKnown(request, reply);
+          return answer ?? apolloHandler.call(this, request, reply);
         }
-      },
-    }),
+      : apolloHandler,
   });
   // fastify.close() drains in-flight requests itself; Apollo's fastify drain
   // plugin would call fastify.close() again from inside it and deadlock.
@@ -80,3 +99,95 @@ export const graphql = fp<GraphQLPluginOptions>(async (fastify, { schema, buildC
     await apollo.stop();
   });
 }, { name: 'graphql' });
+
+/** What the fast path did so far (tests; operators): known queries it answered, and those it handed over to Apollo. */
+export interface KnownQueryStats {
+  answered: number;
+  handedOver: number;
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    graphqlKnownQueries: KnownQueryStats;
+  }
+}
+
+const JSON_CONTENT_TYPE = /^application\/json\s*(;|$)/i;
+/** Accept headers for which Apollo answers `application/json; charset=utf-8` (none, any, or JSON itself). */
+const PLAIN_JSON_ACCEPT = /^(\*\/\*|application\/json|application\/json;\s*charset=utf-8)$/i;
+
+const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
+
+/**
+ * The fast path: a POST of a query Apollo has already parsed, validated and run
+ * (KnownQueries, filled by the compiled executor), with variables within the cost
+ * budget, is executed here by the same compiled query, context and limits, and
+ * answered as Apollo would answer it when it succeeds: 200, `{"data": …}`,
+ * `application/json; charset=utf-8`, `no-store`. Apollo's per-request pipeline
+ * (its request parsing, content negotiation, plugin phases and query hashing:
+ * ~70 µs, bench/tuning-log.md) is what this saves.
+ *
+ * Everything else is Apollo's, unchanged: GET, mutations, unknown texts, other
+ * Accept or Content-Type headers, extensions (persisted queries), bodies Apollo
+ * would refuse, costs over the budget, a context that fails (the same failed
+ * context is handed over, not rebuilt), and any answer with errors: that query is
+ * run again by Apollo (queries read only; the object budget starts again), so
+ * that every error keeps Apollo's formatting, status and headers.
+ * Returns undefined when Apollo is to answer.
+ */
+function knownQueryAnswer(
+  schema: GraphQLSchema,
+  known: KnownQueries,
+  withinCost: CostCheck,
+  contextOf: (request: FastifyRequest) => Promise<GraphQLContext>,
+  stats: KnownQueryStats,
+) {
+  const handOver = () => {
+    stats.handedOver++;
+    return undefined;
+  };
+  return async (request: FastifyRequest, reply: FastifyReply): Promise<string | undefined> => {
+    if (request.method !== 'POST') return undefined;
+    const contentType = request.headers['content-type'];
+    const accept = request.headers.accept;
+    if (contentType === undefined || !JSON_CONTENT_TYPE.test(contentType)) return undefined;
+    if (accept !== undefined && !PLAIN_JSON_ACCEPT.test(accept)) return undefined;
+    const body = request.body;
+    if (!isRecord(body)) return undefined;
+    let query: unknown;
+    let variables: unknown;
+    let operationName: unknown;
+    for (const key in body) {
+      if (key === 'query') query = body.query;
+      else if (key === 'variables') variables = body.variables;
+      else if (key === 'operationName') operationName = body.operationName;
+      else return undefined;
+    }
+    if (typeof query !== 'string') return undefined;
+    if (variables !== undefined && variables !== null && !isRecord(variables)) return undefined;
+    if (operationName !== undefined && operationName !== null && typeof operationName !== 'string') return undefined;
+    const entry = known.find(query, operationName ?? null);
+    if (!entry) return undefined;
+    const variableValues = variables ?? {};
+    if (withinCost(schema, entry.document, variableValues, operationName ?? undefined) !== true) return handOver();
+    let context: GraphQLContext;
+    try {
+      context = await contextOf(request);
+    } catch {
+      return handOver();
+    }
+    let result;
+    try {
+      result = await entry.execute(context, variableValues);
+    } catch {
+      result = undefined;
+    }
+    if (!result || result.errors) {
+      context.objects = undefined;
+      return handOver();
+    }
+    stats.answered++;
+    void reply.code(200).header('content-type', 'application/json; charset=utf-8').header('cache-control', 'no-store');
+    return JSON.stringify({ data: result.data }) + '\n';
+  };
+}
