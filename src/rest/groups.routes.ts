@@ -8,9 +8,9 @@ import {
   type RestGroupFragment,
 } from '../generated/graphql';
 import { NotFoundError } from '../domain/errors';
-import { defineRoute, type AnyRestRoute, type RestRequest } from './adapter';
+import { defineRoute, type AnyRestRoute } from './adapter';
 import { isoSeconds } from './body';
-import { offsetPageFields } from './query';
+import { offsetListPage, offsetListVariables } from './query';
 import {
   answer,
   BodyField,
@@ -20,9 +20,9 @@ import {
   IgnoredBody,
   mustBe,
   NoContent,
-  Nullable,
   NullableTimestamp,
-  PageQuery,
+  OffsetPageQuery,
+  offsetListFields,
   Timestamp,
   unwrap,
   wrappedBody,
@@ -66,23 +66,20 @@ const GROUP_FIELDS = {
 };
 const GroupBody = wrappedBody('group', GROUP_FIELDS);
 
-/** The GraphQL input of a body: the fields given (null included); an absent one stays absent (a partial update keeps it; the executor would read undefined as null). */
-const groupInput = ({ name, description }: Fields<typeof GROUP_FIELDS>) =>
-  Object.fromEntries(Object.entries({ name, description }).filter(([, v]) => v !== undefined)) as Fields<typeof GROUP_FIELDS>;
+/** The GraphQL input of a body: its known fields (an absent one is undefined, which the executor leaves out: a partial update keeps it). */
+const groupInput = ({ name, description }: Fields<typeof GROUP_FIELDS>) => ({ name, description });
 
 const TAGS = ['Groups'];
 
 const LIST_SCHEMA = {
   operationId: 'listGroups', summary: 'List groups', tags: TAGS,
   description: "The account's groups, id ascending, in offset pages (page, per_page). Agents and admins.",
-  querystring: Type.Object({ page: PageQuery.page, per_page: PageQuery.per_page }),
+  querystring: OffsetPageQuery,
   response: {
     200: answer(
       Type.Object({
         groups: Type.Array(GroupJson),
-        next_page: Nullable(Type.String({ format: 'uri' })),
-        previous_page: Nullable(Type.String({ format: 'uri' })),
-        count: Type.Integer({ minimum: 0, description: 'The number of groups of the account' }),
+        ...offsetListFields('groups'),
       }, { additionalProperties: false }),
       'A page of groups',
     ),
@@ -90,29 +87,17 @@ const LIST_SCHEMA = {
   },
 };
 
-/** Offset page (page 1.., per_page 1..100, larger values clamped). */
-function listVariables(req: RestRequest<typeof LIST_SCHEMA>) {
-  return { page: req.query.page ?? 1, perPage: req.query.per_page ?? 100 };
-}
-
 export const groupRoutes: AnyRestRoute[] = [
   defineRoute({
     method: 'GET',
     paths: ['/groups'],
     document: RestListGroupsDocument,
     schema: LIST_SCHEMA,
-    variables: listVariables,
-    respond: (data, req) => {
-      const { page, perPage } = listVariables(req);
-      const count = data.groupCount;
-      return {
-        status: 200,
-        body: {
-          groups: data.groups.map(serializeGroup),
-          ...offsetPageFields({ page, hasNextPage: page * Math.min(perPage, 100) < count, hasPreviousPage: page > 1 }, count, req.baseUrl, req.url),
-        },
-      };
-    },
+    variables: (req) => offsetListVariables(req.query),
+    respond: (data, req) => ({
+      status: 200,
+      body: { groups: data.groups.map(serializeGroup), ...offsetListPage(req.query, data.groupCount, req.baseUrl, req.url) },
+    }),
   }),
   defineRoute({
     method: 'GET',

@@ -8,9 +8,9 @@ import {
   type RestPhoneNumberFragment,
 } from '../generated/graphql';
 import { NotFoundError } from '../domain/errors';
-import { defineRoute, type AnyRestRoute, type RestRequest } from './adapter';
+import { defineRoute, type AnyRestRoute } from './adapter';
 import { isoSeconds } from './body';
-import { offsetPageFields } from './query';
+import { offsetListPage, offsetListVariables } from './query';
 import {
   answer,
   BodyField,
@@ -22,7 +22,8 @@ import {
   NoContent,
   Nullable,
   NullableTimestamp,
-  PageQuery,
+  OffsetPageQuery,
+  offsetListFields,
   Timestamp,
   unwrap,
   wrappedBody,
@@ -92,13 +93,13 @@ const CREATE_FIELDS = {
   ...UPDATE_FIELDS,
 };
 
-/** The fields given (null included): an absent one stays absent, as the GraphQL executor would read undefined as null. */
-const given = <T extends object>(fields: T) => Object.fromEntries(Object.entries(fields).filter(([, v]) => v !== undefined)) as T;
-
-/** The GraphQL input of a body: the known capabilities only (unknown keys are ignored). */
+/**
+ * The GraphQL input of a body: the known capabilities only (unknown keys are ignored).
+ * An absent field is undefined, which the executor leaves out (a partial update keeps it).
+ */
 function updateInput({ nickname, callback_enabled: callbackEnabled, capabilities }: Fields<typeof UPDATE_FIELDS>) {
-  const flags = capabilities && given({ voice: capabilities.voice, sms: capabilities.sms, mms: capabilities.mms });
-  return given({ nickname, callbackEnabled, capabilities: flags });
+  const flags = capabilities && { voice: capabilities.voice, sms: capabilities.sms, mms: capabilities.mms };
+  return { nickname, callbackEnabled, capabilities: flags };
 }
 
 const BASE = '/channels/voice/phone_numbers';
@@ -107,14 +108,12 @@ const TAGS = ['Voice phone numbers'];
 const LIST_SCHEMA = {
   operationId: 'listPhoneNumbers', summary: 'List voice phone numbers', tags: TAGS,
   description: "The account's numbers, id ascending, in offset pages (page, per_page). Agents and admins.",
-  querystring: Type.Object({ page: PageQuery.page, per_page: PageQuery.per_page }),
+  querystring: OffsetPageQuery,
   response: {
     200: answer(
       Type.Object({
         phone_numbers: Type.Array(PhoneNumberJson),
-        next_page: Nullable(Type.String({ format: 'uri' })),
-        previous_page: Nullable(Type.String({ format: 'uri' })),
-        count: Type.Integer({ minimum: 0, description: 'The number of phone numbers of the account' }),
+        ...offsetListFields('phone numbers'),
       }, { additionalProperties: false }),
       'A page of phone numbers',
     ),
@@ -122,29 +121,17 @@ const LIST_SCHEMA = {
   },
 };
 
-/** Offset page (page 1.., per_page 1..100, larger values clamped). */
-function listVariables(req: RestRequest<typeof LIST_SCHEMA>) {
-  return { page: req.query.page ?? 1, perPage: req.query.per_page ?? 100 };
-}
-
 export const phoneNumberRoutes: AnyRestRoute[] = [
   defineRoute({
     method: 'GET',
     paths: [BASE],
     document: RestListPhoneNumbersDocument,
     schema: LIST_SCHEMA,
-    variables: listVariables,
-    respond: (data, req) => {
-      const { page, perPage } = listVariables(req);
-      const count = data.phoneNumberCount;
-      return {
-        status: 200,
-        body: {
-          phone_numbers: data.phoneNumbers.map(serializePhoneNumber),
-          ...offsetPageFields({ page, hasNextPage: page * Math.min(perPage, 100) < count, hasPreviousPage: page > 1 }, count, req.baseUrl, req.url),
-        },
-      };
-    },
+    variables: (req) => offsetListVariables(req.query),
+    respond: (data, req) => ({
+      status: 200,
+      body: { phone_numbers: data.phoneNumbers.map(serializePhoneNumber), ...offsetListPage(req.query, data.phoneNumberCount, req.baseUrl, req.url) },
+    }),
   }),
   defineRoute({
     method: 'GET',
@@ -174,7 +161,7 @@ export const phoneNumberRoutes: AnyRestRoute[] = [
     },
     variables: (req) => {
       const fields = unwrap(req.body, 'phone_number');
-      return { input: given({ number: fields.number, ...updateInput(fields) }) };
+      return { input: { number: fields.number, ...updateInput(fields) } };
     },
     respond: (data, req) => ({
       status: 201,

@@ -45,3 +45,14 @@ export function offsetPageFields(page: { page: number; hasNextPage: boolean; has
     count,
   };
 }
+
+/** The variables of a list that has offset pages only (page 1.., per_page 1..100, larger values clamped). */
+export function offsetListVariables(query: { page?: number; per_page?: number }) {
+  return { page: query.page ?? 1, perPage: query.per_page ?? 100 };
+}
+
+/** `next_page`, `previous_page` and `count` of such a list, from its query and the number of its records. */
+export function offsetListPage(query: { page?: number; per_page?: number }, count: number, baseUrl: string, requestUrl: string) {
+  const { page, perPage } = offsetListVariables(query);
+  return offsetPageFields({ page, hasNextPage: page * Math.min(perPage, 100) < count, hasPreviousPage: page > 1 }, count, baseUrl, requestUrl);
+}

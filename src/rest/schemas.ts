@@ -147,6 +147,16 @@ export const PageQuery = {
 
 const Link = Nullable(Type.String({ format: 'uri' }));
 
+/** The query of a list that has offset pages only (groups, voice phone numbers). */
+export const OffsetPageQuery = Type.Object({ page: PageQuery.page, per_page: PageQuery.per_page });
+
+/** The fields such a list's answer has beside its records (`count`: the number of `what` of the account). */
+export const offsetListFields = (what: string) => ({
+  next_page: Link,
+  previous_page: Link,
+  count: Type.Integer({ minimum: 0, description: `The number of ${what} of the account` }),
+});
+
 /** The fields a paged list adds beside its records: `meta` and `links` in cursor mode, the rest in offset mode. */
 export const PageFields = {
   meta: Type.Optional(Type.Object({ has_more: Type.Boolean(), after_cursor: Nullable(Type.String()), before_cursor: Nullable(Type.String()) }, {

@@ -97,13 +97,10 @@ const PASSWORD_FIELDS = {
   previous_password: BodyField(Type.String(), mustBe('Previous password', 'string'), 'Required when changing your own password'),
 };
 
-/** Only the fields the body has (an absent one stays absent: a partial update keeps it); unknown ones are dropped. */
-function present<T extends Record<string, unknown>>(input: T): Partial<T> {
-  return Object.fromEntries(Object.entries(input).filter(([, v]) => v !== undefined)) as Partial<T>;
-}
-
-const createInput = ({ name, email, role, password }: Fields<typeof CREATE_FIELDS>) => present({ name, email, role: role && ROLE[role], password });
-const updateInput = ({ name, email, role, active }: Fields<typeof UPDATE_FIELDS>) => present({ name, email, role: role && ROLE[role], active });
+// The GraphQL input of a body: its known fields (unknown ones are dropped). An absent
+// field is undefined, which the executor leaves out (a partial update keeps it).
+const createInput = ({ name, email, role, password }: Fields<typeof CREATE_FIELDS>) => ({ name, email, role: role && ROLE[role], password });
+const updateInput = ({ name, email, role, active }: Fields<typeof UPDATE_FIELDS>) => ({ name, email, role: role && ROLE[role], active });
 
 const TAGS = ['Users'];
 
@@ -156,7 +153,7 @@ const setPassword = (method: 'PUT' | 'POST') =>
     },
     variables: (req) => {
       const body = unwrap(req.body, 'user');
-      return { id: req.params.id, ...present({ password: body.password, previousPassword: body.previous_password }) };
+      return { id: req.params.id, password: body.password, previousPassword: body.previous_password };
     },
     respond: () => ({ status: 200, body: {} }),
   });
