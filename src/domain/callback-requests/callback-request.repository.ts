@@ -1,9 +1,8 @@
 import type { Db, SqlQuery } from '../../db/create-db';
-import type { Prisma } from '../../generated/prisma/client';
 import type { AccountScope } from '../authorization';
 
-// The only module that reads or writes callback_requests. Creation is one
-// statement (the database function create_callback_request: lookups, the
+// The only module that reads or writes callback_requests, in plain SQL. Creation
+// is one statement (the database function create_callback_request: lookups, the
 // account's rolling window and the insert); reads are scoped to the account and
 // go through toRecord(), the one row mapper.
 
@@ -52,18 +51,39 @@ export interface CallbackRequestQuery {
   after?: bigint;
 }
 
-const SELECT = {
-  id: true, accountId: true, phoneNumberId: true, requesterPhoneNumber: true, requestedGroupIds: true,
-  routedGroupIds: true, status: true, createdById: true, createdAt: true,
-} as const;
-type Row = Prisma.CallbackRequestGetPayload<{ select: typeof SELECT }>;
+type Int8 = string | number | bigint;
+interface SqlRow {
+  id: Int8;
+  account_id: Int8;
+  phone_number_id: Int8;
+  requester_phone_number: string;
+  requested_group_ids: string[];
+  routed_group_ids: string[];
+  status: string;
+  created_by_id: Int8 | null;
+  created_at: Date;
+}
+const COLUMNS = `c.id, c.account_id, c.phone_number_id, c.requester_phone_number,
+  COALESCE(c.requested_group_ids, '{}')::text[] AS requested_group_ids, COALESCE(c.routed_group_ids, '{}')::text[] AS routed_group_ids,
+  c.status::text AS status, c.created_by_id, c.created_at`;
 
-function toRecord(r: Row, queuePosition: number | null): CallbackRequestRecord {
-  return { ...r, status: r.status as CallbackRequestStatus, queuePosition };
+function toRecord(r: SqlRow, queuePosition: number | null): CallbackRequestRecord {
+  return {
+    id: BigInt(r.id),
+    accountId: BigInt(r.account_id),
+    phoneNumberId: BigInt(r.phone_number_id),
+    requesterPhoneNumber: r.requester_phone_number,
+    requestedGroupIds: r.requested_group_ids.map(BigInt),
+    routedGroupIds: r.routed_group_ids.map(BigInt),
+    status: r.status as CallbackRequestStatus,
+    queuePosition,
+    createdById: r.created_by_id === null ? null : BigInt(r.created_by_id),
+    createdAt: r.created_at,
+  };
 }
 
 export class CallbackRequestRepository {
-  constructor(private readonly db: Pick<Db, 'sql' | 'prisma'>) {}
+  constructor(private readonly db: Pick<Db, 'sql'>) {}
 
   /** Checks the ids, spends a slot of the window and stores the request; no row: no such account. */
   async create(scope: AccountScope, input: NewCallbackRequest, window: { bucket: string; limit: number; seconds: number }): Promise<CreateRow | undefined> {
@@ -90,28 +110,37 @@ export class CallbackRequestRepository {
 
   /** A page of the scope's requests, id ascending (queue order), with the filter's total. */
   async list(scope: AccountScope, query: CallbackRequestQuery): Promise<{ records: CallbackRequestRecord[]; hasNextPage: boolean; totalCount: number }> {
-    const where: Prisma.CallbackRequestWhereInput = { accountId: scope.accountId };
-    if (query.phoneNumberId !== undefined) where.phoneNumberId = query.phoneNumberId;
-    if (query.status) where.status = query.status;
-    const [rows, totalCount] = await Promise.all([
-      this.db.prisma.callbackRequest.findMany({
-        where: query.after === undefined ? where : { ...where, id: { gt: query.after } },
-        orderBy: { id: 'asc' },
-        take: query.size + 1,
-        select: SELECT,
-      }),
-      this.db.prisma.callbackRequest.count({ where }),
+    const filter: unknown[] = [String(scope.accountId)];
+    let where = 'c.account_id = $1';
+    if (query.phoneNumberId !== undefined) {
+      filter.push(String(query.phoneNumberId));
+      where += ` AND c.phone_number_id = $${filter.length}`;
+    }
+    if (query.status) {
+      filter.push(query.status);
+      where += ` AND c.status = $${filter.length}`;
+    }
+    const paging = [...filter];
+    let pageWhere = where;
+    if (query.after !== undefined) {
+      paging.push(String(query.after));
+      pageWhere += ` AND c.id > $${paging.length}`;
+    }
+    paging.push(query.size + 1);
+    const [rows, [counted]] = await Promise.all([
+      this.db.sql<SqlRow>(`SELECT ${COLUMNS} FROM callback_requests c WHERE ${pageWhere} ORDER BY c.id LIMIT $${paging.length}`, paging),
+      this.db.sql<{ n: Int8 }>(`SELECT count(*) AS n FROM callback_requests c WHERE ${where}`, filter),
     ]);
     const page = rows.slice(0, query.size);
     const positions = await this.queuePositions(scope, page);
-    return { records: page.map((r, i) => toRecord(r, positions[i])), hasNextPage: rows.length > query.size, totalCount };
+    return { records: page.map((r, i) => toRecord(r, positions[i])), hasNextPage: rows.length > query.size, totalCount: Number(counted.n) };
   }
 
   /**
    * 1 + the queued requests of the same phone number with a smaller id, for
    * each queued row (null otherwise): one statement, one index range count per row.
    */
-  private async queuePositions(scope: AccountScope, rows: Row[]): Promise<(number | null)[]> {
+  private async queuePositions(scope: AccountScope, rows: SqlRow[]): Promise<(number | null)[]> {
     const queued = rows.filter((r) => r.status === 'queued').map((r) => String(r.id));
     if (queued.length === 0) return rows.map(() => null);
     const found = await this.db.sql<{ id: string | bigint; ahead: number }>(
@@ -124,8 +153,8 @@ export class CallbackRequestRepository {
         WHERE c.account_id = $1 AND c.id = ANY($2::bigint[])`,
       [String(scope.accountId), queued],
     );
-    const ahead = new Map(found.map((f) => [BigInt(f.id), f.ahead]));
-    return rows.map((r) => (ahead.has(r.id) ? ahead.get(r.id)! + 1 : null));
+    const ahead = new Map(found.map((f) => [String(f.id), f.ahead]));
+    return rows.map((r) => (ahead.has(String(r.id)) ? ahead.get(String(r.id))! + 1 : null));
   }
 }
 
