@@ -138,24 +138,37 @@ class Lru<V> {
 export interface KnownQuery {
   document: DocumentNode;
   operationName: string | null;
+  /** the operation declares no variables: its cost, checked when Apollo ran it, is the same every time */
+  fixedCost: boolean;
   execute: (contextValue: unknown, variableValues: Record<string, unknown>) => Promise<ExecutionResult>;
 }
 
 /**
  * Query texts Apollo accepted (parsed within the token limit, validated with every
  * rule of graphql/limits.ts and introspection's), by text and operation name, at most
- * COMPILED_CACHE_SIZE, least recently used out first. Only queries: a mutation is
- * always Apollo's.
+ * COMPILED_CACHE_SIZE texts, the oldest out first (a hit costs one Map lookup by the
+ * text; a text pushed out is learnt again through Apollo). Only queries: a mutation
+ * is always Apollo's.
  */
 export class KnownQueries {
-  private readonly queries = new Lru<KnownQuery>(COMPILED_CACHE_SIZE);
+  private readonly byText = new Map<string, KnownQuery[]>();
 
   find(text: string, operationName: string | null): KnownQuery | undefined {
-    return this.queries.get(`${operationName ?? ''}\u0000${text}`);
+    const queries = this.byText.get(text);
+    if (queries === undefined) return undefined;
+    for (const query of queries) if (query.operationName === operationName) return query;
+    return undefined;
   }
 
   remember(text: string, query: KnownQuery): void {
-    this.queries.set(`${query.operationName ?? ''}\u0000${text}`, query);
+    const queries = this.byText.get(text);
+    if (queries) {
+      // a document's operations: at most as many as it names (the token limit bounds them)
+      queries.push(query);
+      return;
+    }
+    this.byText.set(text, [query]);
+    if (this.byText.size > COMPILED_CACHE_SIZE) this.byText.delete(this.byText.keys().next().value as string);
   }
 }
 
@@ -183,6 +196,7 @@ export function compiledExecutorGateway(schema: GraphQLSchema, cacheSize = COMPI
       known.remember(text, {
         document,
         operationName,
+        fixedCost: !compiled.operation?.variableDefinitions?.length,
         execute: (contextValue, variableValues) => run(schema, entry, { document, operationName, variableValues, contextValue }),
       });
     }

@@ -169,7 +169,8 @@ function knownQueryAnswer(
     const entry = known.find(query, operationName ?? null);
     if (!entry) return undefined;
     const variableValues = variables ?? {};
-    if (withinCost(schema, entry.document, variableValues, operationName ?? undefined) !== true) return handOver();
+    // with variables, the cost depends on them (cached per variable set)
+    if (!entry.fixedCost && withinCost(schema, entry.document, variableValues, operationName ?? undefined) !== true) return handOver();
     let context: GraphQLContext;
     try {
       context = await contextOf(request);
