@@ -1,5 +1,7 @@
 import type { LightMyRequestResponse } from 'fastify';
 import { UNUSABLE_PASSWORD_HASH } from '../src/domain/directory/user.repository';
+import { claimKdfTurn, MAX_CONCURRENT_KDF, MAX_WAITING_KDF } from '../src/domain/auth/passwords';
+import { clientOf } from '../src/domain/auth/authenticator';
 import { auditOf } from './helpers/audit';
 import { basicHeader, createTestApp, insertToken, type TestContext, type TestUser } from './helpers/test-app';
 
@@ -386,6 +388,27 @@ describe('users (API.md "Users")', () => {
       expect((await send('PUT', `/users/${user.id}/password`, bearer(usersWrite.token), { password: 'users-write-1' })).statusCode).toBe(200);
       const typed = await send('PUT', `/users/${user.id}/password`, admin.basic, { password: 12345678 });
       expect([typed.statusCode, typed.json().details]).toEqual([422, { password: [{ error: 'InvalidValue', description: 'Password: must be a string' }] }]);
+    });
+
+    it('an admin hashing passwords takes its place in the KDF queue like a login: full for its address, 503 and nothing changed', async () => {
+      const user = await newUser('agent', 'before-the-burst');
+      const { token } = await insertToken(ctx, admin); // Bearer: no KDF to authenticate
+      const stored = async () => (await ctx.db.prisma.user.findUniqueOrThrow({ where: { id: BigInt(user.id) } })).passwordHash;
+      const before = await stored();
+      // every place this address may hold (inject's peer is 127.0.0.1), as a burst of guesses from it would
+      const held = Array.from({ length: MAX_CONCURRENT_KDF + MAX_WAITING_KDF }, () => claimKdfTurn(clientOf('127.0.0.1')));
+      try {
+        const set = await send('PUT', `/users/${user.id}/password`, bearer(token), { password: 'during-the-burst' });
+        expect([set.statusCode, set.headers['retry-after'], set.json().error]).toEqual([503, '1', 'ServiceUnavailable']);
+        expect(await stored()).toBe(before);
+        const created = await send('POST', '/users', bearer(token), { user: { name: 'Burst', email: 'burst@acme.test', password: 'during-the-burst' } });
+        expect(created.statusCode).toBe(503);
+        expect(await ctx.db.prisma.user.findFirst({ where: { email: 'burst@acme.test' } })).toBeNull();
+      } finally {
+        for (const turn of held) turn.release();
+      }
+      expect((await send('PUT', `/users/${user.id}/password`, bearer(token), { password: 'after-the-burst' })).statusCode).toBe(200);
+      expect((await send('GET', '/users/me', basicHeader(user.email, 'after-the-burst'))).statusCode).toBe(200);
     });
   });
 

@@ -215,10 +215,14 @@ const P = 1;
 const KEY_LEN = 32;
 const MAXMEM = 128 * N * R * 2;
 
-/** Format: scrypt$N$r$p$salt(base64)$hash(base64) */
-export async function hashPassword(password: string): Promise<string> {
+/**
+ * Format: scrypt$N$r$p$salt(base64)$hash(base64). One KDF, in `turn` when given (a
+ * request's: the caller's place in the queue, refused when full), otherwise in a
+ * place that is never refused (the CLI, the first admin).
+ */
+export async function hashPassword(password: string, turn?: KdfTurn): Promise<string> {
   const salt = randomBytes(16);
-  const hash = await scrypt(password, salt, KEY_LEN, { N, r: R, p: P, maxmem: MAXMEM });
+  const hash = await scrypt(password, salt, KEY_LEN, { N, r: R, p: P, maxmem: MAXMEM }, turn);
   return ['scrypt', N, R, P, salt.toString('base64'), hash.toString('base64')].join('$');
 }
 

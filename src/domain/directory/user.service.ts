@@ -12,7 +12,7 @@ import { constantTimeEqual } from '../crypto';
 import { checkOffsetPage, type KeysetPage, type OffsetPage, type PageResult } from '../pagination';
 import { OAuthTokenRepository } from '../oauth-tokens/oauth-token.repository';
 import { OAuthGrantRepository } from '../oauth-server/oauth-grant.repository';
-import { auditActorOf, booleanField, changedFields, scopeOf, textField, type Acting } from './acting';
+import { auditActorOf, booleanField, changedFields, isViewer, scopeOf, textField, type Acting } from './acting';
 import { UNUSABLE_PASSWORD_HASH, UserRepository, type UserChanges, type UserRecord } from './user.repository';
 
 export type { UserRecord } from './user.repository';
@@ -81,6 +81,16 @@ const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
  * and changes the password of themselves (usersVisibleTo). Every change writes
  * its audit record in the change's transaction.
  */
+/**
+ * The KDF queue's place of whoever acts: a request's caller by its address, like a
+ * Basic login (so an admin setting passwords in a loop holds only its share of the
+ * queue and gets 503 when it is full); the CLI and the system, never refused.
+ */
+function kdfTurnOf(acting: Acting) {
+  const address = isViewer(acting) ? acting.origin?.ipAddress : undefined;
+  return claimKdfTurn(address === undefined ? undefined : clientOf(address));
+}
+
 export class UserService {
   private readonly users: UserRepository;
 
@@ -147,7 +157,7 @@ export class UserService {
     const role = input.role === undefined || input.role === null ? 'end_user' : roleField(v, input.role);
     const password = passwordField(v, 'password', 'Password', input.password, false);
     v.throwIfAny();
-    const passwordHash = password === undefined ? UNUSABLE_PASSWORD_HASH : await hashPassword(password);
+    const passwordHash = password === undefined ? UNUSABLE_PASSWORD_HASH : await hashPassword(password, kdfTurnOf(acting));
     return this.db.transaction(async (sql) => {
       const user = await new UserRepository({ sql }).insert(scopeOf(acting), { name: name!, email: email!, role: role!, passwordHash });
       if (!user) throw emailTaken(email!);
@@ -245,7 +255,7 @@ export class UserService {
     if (own && !(await this.verifyPrevious(viewer, found.user, found.passwordHash, previous!))) {
       throw new ValidationError({ previous_password: [{ error: 'InvalidValue', description: 'Previous password: is not correct' }] });
     }
-    const passwordHash = await hashPassword(next!);
+    const passwordHash = await hashPassword(next!, kdfTurnOf(viewer));
     await this.db.transaction(async (sql) => {
       const users = new UserRepository({ sql });
       const locked = (await users.lock(scope, found.user.id)) ?? notFound();
@@ -277,8 +287,7 @@ export class UserService {
     if (!('hits' in taken)) throw new RateLimitedError(taken.retryAfter, 'Too many failed password attempts; try again later');
     let ok: boolean;
     try {
-      const address = viewer.origin?.ipAddress;
-      ok = await verifyPassword(previous, passwordHash, claimKdfTurn(address === undefined ? undefined : clientOf(address)));
+      ok = await verifyPassword(previous, passwordHash, kdfTurnOf(viewer));
     } catch (err) {
       if (err instanceof ServiceUnavailableError) await guard.logins.takeBack(taken.hits);
       throw err;
