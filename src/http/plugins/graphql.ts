@@ -188,7 +188,8 @@ function knownQueryAnswer(
       return handOver();
     }
     stats.answered++;
-    void reply.code(200).header('content-type', 'application/json; charset=utf-8').header('cache-control', 'no-store');
+    // the head in the order Apollo writes it (its plugins' headers, then the content type)
+    void reply.code(200).header('cache-control', 'no-store').header('content-type', 'application/json; charset=utf-8');
     return JSON.stringify({ data: result.data }) + '\n';
   };
 }
