@@ -76,12 +76,6 @@ function isUniqueViolation(err: unknown): boolean {
 const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
 
 /**
- * Users of an account (API.md "Users"): validation, the last-admin rule, and what
- * deactivating takes with it. Admins manage the account's users; anyone reads
- * and changes the password of themselves (usersVisibleTo). Every change writes
- * its audit record in the change's transaction.
- */
-/**
  * The KDF queue's place of whoever acts: a request's caller by its address, like a
  * Basic login (so an admin setting passwords in a loop holds only its share of the
  * queue and gets 503 when it is full); the CLI and the system, never refused.
@@ -91,6 +85,12 @@ function kdfTurnOf(acting: Acting) {
   return claimKdfTurn(address === undefined ? undefined : clientOf(address));
 }
 
+/**
+ * Users of an account (API.md "Users"): validation, the last-admin rule, and what
+ * deactivating takes with it. Admins manage the account's users; anyone reads
+ * and changes the password of themselves (usersVisibleTo). Every change writes
+ * its audit record in the change's transaction.
+ */
 export class UserService {
   private readonly users: UserRepository;
 
