@@ -5,7 +5,7 @@ import path from 'node:path';
 import Fastify, { LogController, type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import type { Config } from './config';
 import type { Db } from './db/create-db';
-import { createServices, type Services } from './domain/services';
+import type { Services } from './domain/services';
 import { buildGraphQLSchema } from './graphql/schema';
 import { createContextBuilder } from './http/request-context';
 import { internalError, notFound } from './http/error-envelope';
@@ -29,7 +29,9 @@ const API_VERSION = (JSON.parse(readFileSync(path.join(PROJECT_ROOT, 'package.js
 
 export interface AppDeps {
   db: Db;
-  config: Pick<Config, 'hashKey' | 'limits' | 'publicUrl' | 'graphqlIntrospection' | 'logLevel'> & Partial<Pick<Config, 'benchMode' | 'openapiConformance' | 'graphqlExecutor'>>;
+  /** the composition root's services over the same database (createServices) */
+  services: Services;
+  config: Pick<Config, 'hashKey' | 'publicUrl' | 'graphqlIntrospection' | 'logLevel'> & Partial<Pick<Config, 'benchMode' | 'openapiConformance' | 'graphqlExecutor'>>;
   /** pino options or false; tests pass a stream to capture logs */
   logger?: FastifyServerOptions['logger'];
 }
@@ -41,7 +43,7 @@ export interface App {
 
 /** Builds the HTTP application over a database, from its plugins; never listens (main.ts does). */
 export async function buildApp(deps: AppDeps): Promise<App> {
-  const { db, config } = deps;
+  const { db, services, config } = deps;
   const fastify = Fastify({
     logger: deps.logger ?? { level: config.logLevel },
     bodyLimit: BODY_LIMIT,
@@ -59,7 +61,6 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     frameworkErrors: (error, _request, reply) =>
       sendError(reply, error.code === 'FST_ERR_BAD_URL' || error.code === 'FST_ERR_MAX_PARAM_LENGTH' ? notFound() : internalError()),
   });
-  const services = createServices({ db, hashKey: config.hashKey, limits: config.limits });
   const buildContext = createContextBuilder(services, config.publicUrl);
   const schema = buildGraphQLSchema();
   const executor = config.graphqlExecutor ?? 'compiled';

@@ -1,7 +1,6 @@
 import type { Db } from '../db/create-db';
 import type { Limits } from '../config';
 import { Authenticator } from './auth/authenticator';
-import { LoginRepository } from './auth/login.repository';
 import { AccountService } from './directory/account.service';
 import { GroupService } from './directory/group.service';
 import { PhoneNumberService } from './directory/phone-number.service';
@@ -10,44 +9,38 @@ import { OAuthClientService } from './oauth-clients/oauth-client.service';
 import { CallbackRequestService } from './callback-requests/callback-request.service';
 import { OAuthTokenService } from './oauth-tokens/oauth-token.service';
 import { CursorCodec } from './pagination';
-import { OAuthTokenRepository } from './oauth-tokens/oauth-token.repository';
-import { OAuthClientRepository } from './oauth-clients/oauth-client.repository';
-import { CallbackRequestRepository } from './callback-requests/callback-request.repository';
-import { OAuthClientSecretRepository } from './oauth-clients/oauth-client-secret.repository';
 import { OAuthServer } from './oauth-server/oauth-server.service';
-import { OAuthAuthorizationCodeRepository } from './oauth-server/oauth-authorization-code.repository';
-import { OAuthGrantRepository } from './oauth-server/oauth-grant.repository';
-import { AuditLogRepository } from './audit/audit-log.repository';
 import { AuditLogService } from './audit/audit-log.service';
+import { repositories } from './repositories';
 
-export interface ServiceOptions {
-  db: Db;
+interface ServiceOptions {
+  db: Pick<Db, 'sql' | 'transaction'>;
   hashKey: Buffer;
   limits: Limits;
 }
 
-/** Every domain service, built once per app over one database. */
+/**
+ * The composition root: every repository and every domain service, built once
+ * over one database and one configuration. The server (main.ts → buildApp), the
+ * CLI, the first start (bootstrapAdmin), the benchmark and the tests all take
+ * their services from here; nothing else builds a service or a repository.
+ */
 export function createServices(options: ServiceOptions) {
   const { db, hashKey, limits } = options;
-  const tokens = new OAuthTokenRepository(db);
-  const logins = new LoginRepository(db);
-  const oauthClients = new OAuthClientService(db, new OAuthClientRepository(db), new OAuthClientSecretRepository(db), hashKey);
+  const repos = repositories(db.sql);
+  const oauthClients = new OAuthClientService(db, repos.clients, repos.secrets, repositories, hashKey);
   return {
-    db,
-    limits,
-    authenticator: new Authenticator({ logins, tokens, hashKey, limits }),
-    accounts: new AccountService(db),
-    users: new UserService(db, { logins, hashKey, limits }),
-    groups: new GroupService(db),
-    phoneNumbers: new PhoneNumberService(db),
+    authenticator: new Authenticator({ logins: repos.logins, tokens: repos.tokens, hashKey, limits }),
+    accounts: new AccountService(db, repos.accounts, repositories),
+    users: new UserService(db, repos.users, repositories, { logins: repos.logins, hashKey, limits }),
+    groups: new GroupService(db, repos.groups, repositories),
+    phoneNumbers: new PhoneNumberService(db, repos.phoneNumbers, repositories),
     oauthClients,
-    oauthServer: new OAuthServer({
-      db, hashKey, clients: oauthClients, tokens, codes: new OAuthAuthorizationCodeRepository(db), grants: new OAuthGrantRepository(db),
-    }),
-    callbackRequests: new CallbackRequestService(new CallbackRequestRepository(db), limits),
-    oauthTokens: new OAuthTokenService(tokens, hashKey),
+    oauthServer: new OAuthServer({ db, hashKey, clients: oauthClients, tokens: repos.tokens, codes: repos.codes, grants: repos.grants, repos: repositories }),
+    callbackRequests: new CallbackRequestService(repos.callbackRequests, limits),
+    oauthTokens: new OAuthTokenService(repos.tokens, hashKey),
     cursors: new CursorCodec(hashKey),
-    auditLogs: new AuditLogService(new AuditLogRepository(db)),
+    auditLogs: new AuditLogService(repos.auditLogs),
   };
 }
 

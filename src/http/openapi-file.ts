@@ -1,4 +1,5 @@
 import type { Db } from '../db/create-db';
+import { createServices } from '../domain/services';
 import { buildApp } from '../app';
 
 /**
@@ -7,11 +8,13 @@ import { buildApp } from '../app';
  * no statement), so that `npm run openapi:emit` needs none.
  */
 export async function printOpenApiFile(): Promise<string> {
+  const db = {} as Db;
+  const hashKey = Buffer.alloc(32);
   const { fastify } = await buildApp({
-    db: {} as Db,
+    db,
+    services: createServices({ db, hashKey, limits: { loginFailures: 10, loginWindowSeconds: 300, callbackRequests: 30, callbackWindowSeconds: 600 } }),
     config: {
-      hashKey: Buffer.alloc(32),
-      limits: { loginFailures: 10, loginWindowSeconds: 300, callbackRequests: 30, callbackWindowSeconds: 600 },
+      hashKey,
       graphqlIntrospection: true,
       logLevel: 'silent',
     },

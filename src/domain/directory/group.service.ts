@@ -1,10 +1,10 @@
-import type { Db } from '../../db/create-db';
+import type { RepositoryFactory, Transactions } from '../repositories';
 import { recordAudit } from '../audit/audit-log.repository';
 import { NotFoundError, Validator } from '../errors';
 import { parseId } from '../ids';
 import { checkOffsetPage, type OffsetPage } from '../pagination';
 import { auditActorOf, changedFields, scopeOf, textField, type Acting } from './acting';
-import { GroupRepository, type GroupChanges, type GroupRecord } from './group.repository';
+import type { GroupChanges, GroupRecord, GroupRepository } from './group.repository';
 
 export type { GroupRecord } from './group.repository';
 
@@ -26,11 +26,11 @@ function validate(input: GroupInput, creating: boolean): GroupChanges {
 
 /** Groups of an account (API.md "Groups"): agents read them, admins write them. Every change is audited in its transaction. */
 export class GroupService {
-  private readonly groups: GroupRepository;
-
-  constructor(private readonly db: Pick<Db, 'sql' | 'transaction'>) {
-    this.groups = new GroupRepository(db);
-  }
+  constructor(
+    private readonly db: Transactions,
+    private readonly groups: GroupRepository,
+    private readonly repos: RepositoryFactory,
+  ) {}
 
   async find(acting: Acting, rawId: unknown): Promise<GroupRecord | null> {
     const id = parseId(rawId);
@@ -49,7 +49,7 @@ export class GroupService {
   create(acting: Acting, input: GroupInput): Promise<GroupRecord> {
     const fields = validate(input, true);
     return this.db.transaction(async (sql) => {
-      const group = await new GroupRepository({ sql }).insert(scopeOf(acting), { name: fields.name!, description: fields.description ?? '' });
+      const group = await this.repos(sql).groups.insert(scopeOf(acting), { name: fields.name!, description: fields.description ?? '' });
       await recordAudit(sql, auditActorOf(acting), {
         action: 'create', sourceType: 'group', sourceId: group.id, sourceLabel: group.name,
         changedFields: ['name', ...(group.description ? ['description'] : [])], description: 'Created',
@@ -62,7 +62,7 @@ export class GroupService {
     const id = parseId(rawId) ?? notFound();
     const changes = validate(input, false);
     return this.db.transaction(async (sql) => {
-      const groups = new GroupRepository({ sql });
+      const groups = this.repos(sql).groups;
       const current = (await groups.find(scopeOf(acting), id, true)) ?? notFound();
       const changed = changedFields(current, changes, { name: 'name', description: 'description' });
       if (changed.length === 0) return current;
@@ -78,7 +78,7 @@ export class GroupService {
   async delete(acting: Acting, rawId: unknown): Promise<void> {
     const id = parseId(rawId) ?? notFound();
     await this.db.transaction(async (sql) => {
-      const deleted = (await new GroupRepository({ sql }).delete(scopeOf(acting), id)) ?? notFound();
+      const deleted = (await this.repos(sql).groups.delete(scopeOf(acting), id)) ?? notFound();
       await recordAudit(sql, auditActorOf(acting), { action: 'destroy', sourceType: 'group', sourceId: id, sourceLabel: deleted.name, description: 'Deleted' });
     });
   }

@@ -1,4 +1,4 @@
-import type { Db } from '../../db/create-db';
+import type { RepositoryFactory, Transactions } from '../repositories';
 import { recordAudit } from '../audit/audit-log.repository';
 import { cancelOpenCallbackRequests } from '../callback-requests/callback-request.repository';
 import { NotFoundError, ValidationError, Validator } from '../errors';
@@ -6,7 +6,7 @@ import { parseId } from '../ids';
 import { checkOffsetPage, type OffsetPage } from '../pagination';
 import { toE164 } from '../phone';
 import { auditActorOf, booleanField, changedFields, scopeOf, textField, type Acting } from './acting';
-import { PhoneNumberRepository, type PhoneNumberChanges, type PhoneNumberRecord } from './phone-number.repository';
+import type { PhoneNumberChanges, PhoneNumberRecord, PhoneNumberRepository } from './phone-number.repository';
 
 export type { PhoneNumberRecord } from './phone-number.repository';
 
@@ -48,11 +48,11 @@ function validate(input: PhoneNumberInput, v: Validator): PhoneNumberChanges {
  * open callback requests; creating the same number again brings it back.
  */
 export class PhoneNumberService {
-  private readonly numbers: PhoneNumberRepository;
-
-  constructor(private readonly db: Pick<Db, 'sql' | 'transaction'>) {
-    this.numbers = new PhoneNumberRepository(db);
-  }
+  constructor(
+    private readonly db: Transactions,
+    private readonly numbers: PhoneNumberRepository,
+    private readonly repos: RepositoryFactory,
+  ) {}
 
   async find(acting: Acting, rawId: unknown): Promise<PhoneNumberRecord | null> {
     const id = parseId(rawId);
@@ -76,7 +76,7 @@ export class PhoneNumberService {
     const fields = validate(input, v);
     v.throwIfAny();
     return this.db.transaction(async (sql) => {
-      const stored = await new PhoneNumberRepository({ sql }).insertOrRevive(scopeOf(acting), {
+      const stored = await this.repos(sql).phoneNumbers.insertOrRevive(scopeOf(acting), {
         number: number!,
         nickname: fields.nickname ?? null,
         callbackEnabled: fields.callbackEnabled ?? false,
@@ -102,7 +102,7 @@ export class PhoneNumberService {
     const changes = validate(input, v);
     v.throwIfAny();
     return this.db.transaction(async (sql) => {
-      const numbers = new PhoneNumberRepository({ sql });
+      const numbers = this.repos(sql).phoneNumbers;
       const current = (await numbers.find(scopeOf(acting), id, true)) ?? notFound();
       const changed = changedFields(current, changes, FIELD_NAMES);
       if (changed.length === 0) return current;
@@ -119,7 +119,7 @@ export class PhoneNumberService {
   async delete(acting: Acting, rawId: unknown): Promise<void> {
     const id = parseId(rawId) ?? notFound();
     await this.db.transaction(async (sql) => {
-      const deleted = (await new PhoneNumberRepository({ sql }).softDelete(scopeOf(acting), id)) ?? notFound();
+      const deleted = (await this.repos(sql).phoneNumbers.softDelete(scopeOf(acting), id)) ?? notFound();
       const cancelled = await cancelOpenCallbackRequests(sql, scopeOf(acting), id);
       await recordAudit(sql, auditActorOf(acting), {
         action: 'destroy', sourceType: 'voice_phone_number', sourceId: id, sourceLabel: deleted.number,

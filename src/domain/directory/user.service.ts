@@ -1,4 +1,3 @@
-import type { Db, SqlQuery } from '../../db/create-db';
 import { recordAudit } from '../audit/audit-log.repository';
 import { accountScope, usersVisibleTo, type AccountScope } from '../authorization';
 import { claimKdfTurn, hashPassword, verifyPassword } from '../auth/passwords';
@@ -10,10 +9,9 @@ import { NotFoundError, RateLimitedError, ServiceUnavailableError, ValidationErr
 import { parseId } from '../ids';
 import { constantTimeEqual } from '../crypto';
 import { checkOffsetPage, type KeysetPage, type OffsetPage, type PageResult } from '../pagination';
-import { OAuthTokenRepository } from '../oauth-tokens/oauth-token.repository';
-import { OAuthGrantRepository } from '../oauth-server/oauth-grant.repository';
+import type { Repositories, RepositoryFactory, Transactions } from '../repositories';
 import { auditActorOf, booleanField, changedFields, isViewer, scopeOf, textField, type Acting } from './acting';
-import { UNUSABLE_PASSWORD_HASH, UserRepository, type UserChanges, type UserRecord } from './user.repository';
+import { UNUSABLE_PASSWORD_HASH, type UserChanges, type UserRecord, type UserRepository } from './user.repository';
 
 export type { UserRecord } from './user.repository';
 
@@ -92,18 +90,13 @@ function kdfTurnOf(acting: Acting) {
  * its audit record in the change's transaction.
  */
 export class UserService {
-  private readonly users: UserRepository;
-
-  /**
-   * `guard`: the login throttle and KDF queue that a previous password's check
-   * goes through, as a Basic login does (the server's; the CLI changes no password).
-   */
+  /** `guard`: the login throttle and KDF queue that a previous password's check goes through, as a Basic login does. */
   constructor(
-    private readonly db: Pick<Db, 'sql' | 'transaction'>,
-    private readonly guard?: { logins: LoginRepository; hashKey: Buffer; limits: Pick<Limits, 'loginFailures' | 'loginWindowSeconds'> },
-  ) {
-    this.users = new UserRepository(db);
-  }
+    private readonly db: Transactions,
+    private readonly users: UserRepository,
+    private readonly repos: RepositoryFactory,
+    private readonly guard: { logins: LoginRepository; hashKey: Buffer; limits: Pick<Limits, 'loginFailures' | 'loginWindowSeconds'> },
+  ) {}
 
   async find(viewer: Viewer, rawId: unknown): Promise<UserRecord | null> {
     const id = parseId(rawId);
@@ -159,7 +152,7 @@ export class UserService {
     v.throwIfAny();
     const passwordHash = password === undefined ? UNUSABLE_PASSWORD_HASH : await hashPassword(password, kdfTurnOf(acting));
     return this.db.transaction(async (sql) => {
-      const user = await new UserRepository({ sql }).insert(scopeOf(acting), { name: name!, email: email!, role: role!, passwordHash });
+      const user = await this.repos(sql).users.insert(scopeOf(acting), { name: name!, email: email!, role: role!, passwordHash });
       if (!user) throw emailTaken(email!);
       await recordAudit(sql, auditActorOf(acting), {
         action: 'create', sourceType: 'user', sourceId: user.id, sourceLabel: user.name,
@@ -187,7 +180,8 @@ export class UserService {
     v.throwIfAny();
     const scope = scopeOf(acting);
     return this.db.transaction(async (sql) => {
-      const users = new UserRepository({ sql });
+      const tx = this.repos(sql);
+      const users = tx.users;
       const mayTouchAdmins = changes.role !== undefined || changes.active === false;
       const admins = mayTouchAdmins ? await users.lockActiveAdmins(scope) : [];
       const found = (await users.lock(scope, id)) ?? notFound();
@@ -204,7 +198,7 @@ export class UserService {
       }
       const only = Object.fromEntries(changed.map((f) => [FIELD_NAMES[f as keyof typeof FIELD_NAMES], changes[FIELD_NAMES[f as keyof typeof FIELD_NAMES]]]));
       const updated = await this.updateRow(users, scope, id, only, changes.email);
-      const revoked = deactivated ? await revokeAccess(sql, scope, id) : 0;
+      const revoked = deactivated ? await revokeAccess(tx, scope, id) : 0;
       await recordAudit(sql, auditActorOf(acting), {
         action: 'update', sourceType: 'user', sourceId: id, sourceLabel: updated.name, changedFields: changed,
         description: deactivated ? `Deactivated; ${plural(revoked, 'token')} revoked` : `Updated ${changed.join(', ')}`,
@@ -222,13 +216,14 @@ export class UserService {
     const id = parseId(rawId) ?? notFound();
     const scope = scopeOf(acting);
     return this.db.transaction(async (sql) => {
-      const users = new UserRepository({ sql });
+      const tx = this.repos(sql);
+      const users = tx.users;
       const admins = await users.lockActiveAdmins(scope);
       const current = ((await users.lock(scope, id)) ?? notFound()).user;
       if (!current.active) return current;
       if (current.role === 'admin' && !admins.some((a) => a !== current.id)) throw lastAdmin('active');
       const updated = await this.updateRow(users, scope, id, { active: false });
-      const revoked = await revokeAccess(sql, scope, id);
+      const revoked = await revokeAccess(tx, scope, id);
       await recordAudit(sql, auditActorOf(acting), {
         action: 'destroy', sourceType: 'user', sourceId: id, sourceLabel: updated.name, changedFields: ['active'],
         description: `Deleted (deactivated); ${plural(revoked, 'token')} revoked`,
@@ -257,7 +252,7 @@ export class UserService {
     }
     const passwordHash = await hashPassword(next!, kdfTurnOf(viewer));
     await this.db.transaction(async (sql) => {
-      const users = new UserRepository({ sql });
+      const users = this.repos(sql).users;
       const locked = (await users.lock(scope, found.user.id)) ?? notFound();
       // Changed meanwhile: the previous password that was verified is no longer the current one.
       if (own && !constantTimeEqual(locked.passwordHash, found.passwordHash)) {
@@ -281,7 +276,6 @@ export class UserService {
    */
   private async verifyPrevious(viewer: Viewer, user: UserRecord, passwordHash: string, previous: string): Promise<boolean> {
     const guard = this.guard;
-    if (!guard) return verifyPassword(previous, passwordHash);
     const window = { key: loginEmailKey(guard.hashKey, user.email.trim().toLowerCase()), limit: guard.limits.loginFailures };
     const taken = await guard.logins.recordAttempt([window], guard.limits.loginWindowSeconds);
     if (!('hits' in taken)) throw new RateLimitedError(taken.retryAfter, 'Too many failed password attempts; try again later');
@@ -309,9 +303,9 @@ export class UserService {
 }
 
 /** Every token and grant of the user, revoked on the transaction's connection (grants first: see OAuthGrantRepository.revoke). */
-async function revokeAccess(sql: SqlQuery, scope: AccountScope, userId: bigint): Promise<number> {
-  await new OAuthGrantRepository({ sql }).revokeAllOfUser(scope, userId);
-  return new OAuthTokenRepository({ sql }).revokeAllOfUser(scope, userId);
+async function revokeAccess(tx: Repositories, scope: AccountScope, userId: bigint): Promise<number> {
+  await tx.grants.revokeAllOfUser(scope, userId);
+  return tx.tokens.revokeAllOfUser(scope, userId);
 }
 
 function lastAdmin(field: 'role' | 'active'): ValidationError {

@@ -4,7 +4,7 @@ import { hmacHex, randomUrlSafe } from '../crypto';
 import { AccessDeniedError, InvalidRequestError } from './oauth-errors';
 import { S256_CHALLENGE } from './pkce';
 import { grantedScopes } from './scope-request';
-import { inTransaction, type OAuthServerDeps } from './oauth-server.deps';
+import type { OAuthServerDeps } from './oauth-server.deps';
 
 export interface IssueAuthorizationCodeInput {
   client: OAuthClientRecord;
@@ -36,7 +36,7 @@ export async function issueAuthorizationCode(deps: OAuthServerDeps, input: Issue
   if (input.user.accountId !== client.accountId) throw new AccessDeniedError('The user does not belong to the account of this client');
   const code = randomUrlSafe(32);
   const expiresAt = await deps.db.transaction(async (sql) => {
-    const tx = inTransaction(deps, sql);
+    const tx = deps.repos(sql);
     const grantId = await tx.grants.insert({ clientId: client.id, accountId: client.accountId, userId: input.user.userId, scopes });
     if (grantId === null) throw new AccessDeniedError('The user is not an active user of the account of this client');
     return tx.codes.insert({

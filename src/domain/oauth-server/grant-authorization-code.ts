@@ -5,7 +5,7 @@ import { lifetimeParam, param, requiredParam, type Params } from './params';
 import type { RequestOrigin } from '../auth/viewer';
 import { VERIFIER, verifierMatches } from './pkce';
 import { tokenResponse, type TokenResponse } from './token-response';
-import { ACCESS_LIFETIME, REFRESH_LIFETIME, inTransaction, newGrantToken, revokeFamily, type OAuthServerDeps } from './oauth-server.deps';
+import { ACCESS_LIFETIME, REFRESH_LIFETIME, newGrantToken, revokeFamily, type OAuthServerDeps } from './oauth-server.deps';
 
 /**
  * grant_type=authorization_code (RFC 6749 §4.1.3, RFC 7636 §4.6). The code is
@@ -24,7 +24,7 @@ export async function authorizationCodeGrant(deps: OAuthServerDeps, { client }: 
   const material = newGrantToken(deps.hashKey, expiresIn, refreshExpiresIn);
 
   const outcome = await deps.db.transaction(async (sql) => {
-    const tx = inTransaction(deps, sql);
+    const tx = deps.repos(sql);
     const { consumed, replayed } = await tx.codes.consume(hmacHex(deps.hashKey, code));
     if (replayed !== undefined) return { replayed };
     if (!consumed || consumed.clientId !== client.id) throw new InvalidGrantError('The authorization code is invalid');

@@ -1,29 +1,22 @@
-import type { Db } from '../../db/create-db';
 import { recordAudit, systemActor, type AuditActor } from '../audit/audit-log.repository';
 import type { RequestOrigin } from '../auth/viewer';
 import { hmacHex, randomUrlSafe } from '../crypto';
 import type { OAuthClientService } from '../oauth-clients/oauth-client.service';
-import { OAuthTokenRepository, type NewGrantToken } from '../oauth-tokens/oauth-token.repository';
-import { OAuthAuthorizationCodeRepository } from './oauth-authorization-code.repository';
-import { OAuthGrantRepository } from './oauth-grant.repository';
+import type { NewGrantToken, OAuthTokenRepository } from '../oauth-tokens/oauth-token.repository';
+import type { RepositoryFactory, Transactions } from '../repositories';
+import type { OAuthAuthorizationCodeRepository } from './oauth-authorization-code.repository';
+import type { OAuthGrantRepository } from './oauth-grant.repository';
 
-/** What every action of the authorization server works with. */
+/** What every action of the authorization server works with (built by the composition root, services.ts). */
 export interface OAuthServerDeps {
-  db: Pick<Db, 'sql' | 'transaction'>;
+  db: Transactions;
   hashKey: Buffer;
   clients: OAuthClientService;
   tokens: OAuthTokenRepository;
   codes: OAuthAuthorizationCodeRepository;
   grants: OAuthGrantRepository;
-}
-
-/** The repositories over one transaction's connection. */
-export function inTransaction(deps: OAuthServerDeps, sql: Db['sql']) {
-  return {
-    tokens: new OAuthTokenRepository({ sql }),
-    codes: new OAuthAuthorizationCodeRepository({ sql }),
-    grants: new OAuthGrantRepository({ sql }),
-  };
+  /** the repositories over a transaction's connection */
+  repos: RepositoryFactory;
 }
 
 /** Access token lifetime bounds and default, in seconds (Zendesk's: more than 5 minutes, less than 2 days). */
@@ -57,7 +50,7 @@ export interface FamilyRevocation {
  */
 export async function revokeFamily(deps: OAuthServerDeps, grantId: bigint, why: FamilyRevocation): Promise<void> {
   await deps.db.transaction(async (sql) => {
-    const tx = inTransaction(deps, sql);
+    const tx = deps.repos(sql);
     await tx.grants.revoke(grantId);
     const revoked = await tx.tokens.revokeGrant(grantId);
     if (revoked.length === 0) return;
