@@ -23,8 +23,6 @@ import { rest } from './http/plugins/rest';
 import { restRoutes } from './rest/routes';
 import { PROJECT_ROOT } from './project-root';
 
-export { BODY_LIMIT };
-
 const API_VERSION = (JSON.parse(readFileSync(path.join(PROJECT_ROOT, 'package.json'), 'utf8')) as { version: string }).version;
 
 export interface AppDeps {

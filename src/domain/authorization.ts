@@ -8,7 +8,7 @@ import type { Role, Viewer } from './auth/viewer';
 // runs), and the repositories (through the row scopes below), DataLoaders and
 // counts included.
 
-export interface Rule {
+interface Rule {
   /** roles allowed; empty = any authenticated user. Admins count as agents. */
   roles: readonly Role[];
   /**
@@ -31,7 +31,7 @@ const rule = (roles: readonly Role[], access: Rule['access'], resource?: Rule['r
  * (tokensVisibleTo etc.): e.g. `oauthTokens.read` lets an agent read tokens, and
  * the scope makes those its own.
  */
-export const POLICY = {
+const POLICY = {
   'oauthClients.read': rule(['admin'], 'read'),
   'oauthClients.write': rule(['admin'], 'write'),
   /** listing and creating tokens: admins (seed §4.2) */

@@ -10,7 +10,7 @@ const APOLLO_CODES = new Set([
   'PERSISTED_QUERY_NOT_FOUND', 'PERSISTED_QUERY_NOT_SUPPORTED', 'OPERATION_RESOLUTION_FAILURE',
 ]);
 
-export function domainExtensions(err: DomainError): Record<string, unknown> {
+function domainExtensions(err: DomainError): Record<string, unknown> {
   const extensions: Record<string, unknown> = { code: err.code };
   if (err instanceof ValidationError) extensions.details = err.details;
   if (err instanceof RateLimitedError) extensions.retryAfter = err.retryAfter;

@@ -187,7 +187,7 @@ export interface ObjectCount {
   exceeded: boolean;
 }
 
-export class CostLimitExceededError extends BadRequestError {
+class CostLimitExceededError extends BadRequestError {
   constructor() {
     super(`Query cost limit of ${GRAPHQL_LIMITS.maxCost} exceeded while running; ask for fewer or smaller pages`);
   }

@@ -13,7 +13,7 @@ import { OAuthClientResolver } from './resolvers/oauth-client.resolver';
 import { CallbackRequestResolver } from './resolvers/callback-request.resolver';
 import { OAuthClientTokensResolver, OAuthTokenConnectionResolver, OAuthTokenResolver } from './resolvers/oauth-token.resolver';
 
-export const resolvers = [
+const resolvers = [
   DirectoryResolver, UserResolver, UserConnectionResolver, GroupResolver, PhoneNumberResolver, AccountResolver,
   OAuthClientResolver, OAuthTokenResolver, OAuthTokenConnectionResolver, OAuthClientTokensResolver, CallbackRequestResolver,
   AuditLogResolver, AuditLogConnectionResolver,

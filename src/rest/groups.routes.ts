@@ -30,7 +30,7 @@ import {
 } from './schemas';
 
 /** Zendesk's group JSON (API.md "Groups"). */
-export const GroupJson = Type.Object(
+const GroupJson = Type.Object(
   {
     id: Type.Integer(),
     url: Type.String({ format: 'uri' }),
@@ -48,7 +48,7 @@ export const GroupJson = Type.Object(
 const OneGroup = Type.Object({ group: GroupJson }, { additionalProperties: false });
 
 /** Zendesk's group JSON (API.md "Groups"). */
-export function serializeGroup(g: RestGroupFragment) {
+function serializeGroup(g: RestGroupFragment) {
   return {
     id: Number(g.id),
     url: g.url,

@@ -31,7 +31,7 @@ import {
 } from './schemas';
 
 /** Zendesk's OAuth client JSON (API.md §5). */
-export const OAuthClientJson = Type.Object(
+const OAuthClientJson = Type.Object(
   {
     id: Type.Integer(),
     name: Type.String(),
@@ -56,7 +56,7 @@ export const OAuthClientJson = Type.Object(
 );
 
 /** Zendesk's OAuth client JSON (API.md §5). */
-export function serializeOAuthClient(c: RestOAuthClientFragment) {
+function serializeOAuthClient(c: RestOAuthClientFragment) {
   return {
     id: Number(c.id),
     name: c.name,

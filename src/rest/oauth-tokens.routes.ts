@@ -39,7 +39,7 @@ const TOKEN_EXAMPLE = {
 };
 
 /** Zendesk's OAuth token JSON (API.md §6). */
-export const OAuthTokenJson = Type.Object(
+const OAuthTokenJson = Type.Object(
   {
     id: Type.Integer(),
     token: Type.String({ description: 'In full only in the create answer; elsewhere its first 10 characters' }),
@@ -58,7 +58,7 @@ export const OAuthTokenJson = Type.Object(
 const OneToken = Type.Object({ token: OAuthTokenJson }, { additionalProperties: false });
 
 /** Zendesk's OAuth token JSON (API.md §6). */
-export function serializeOAuthToken(t: RestOAuthTokenFragment) {
+function serializeOAuthToken(t: RestOAuthTokenFragment) {
   return {
     id: Number(t.id),
     token: t.token,

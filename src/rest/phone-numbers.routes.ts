@@ -36,7 +36,7 @@ const Capabilities = Type.Object(
 );
 
 /** Zendesk's voice phone number JSON (API.md "Voice phone numbers"). */
-export const PhoneNumberJson = Type.Object(
+const PhoneNumberJson = Type.Object(
   {
     id: Type.Integer(),
     url: Type.String({ format: 'uri' }),
@@ -61,7 +61,7 @@ export const PhoneNumberJson = Type.Object(
 const OnePhoneNumber = Type.Object({ phone_number: PhoneNumberJson }, { additionalProperties: false });
 
 /** Zendesk's voice phone number JSON (API.md "Voice phone numbers"). */
-export function serializePhoneNumber(p: RestPhoneNumberFragment) {
+function serializePhoneNumber(p: RestPhoneNumberFragment) {
   return {
     id: Number(p.id),
     url: p.url,

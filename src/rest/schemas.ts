@@ -103,7 +103,7 @@ export function unwrap<P extends TProperties>(body: Wrapped<P> | undefined, wrap
 export const IgnoredBody = Type.Object({}, { description: 'Ignored (a body, if sent, must be a JSON object).' });
 
 /** A query parameter holding an integer, written as digits (-?[0-9]+); anything else → 400 `invalid`. */
-export function QueryInteger(invalid: string, options: { minimum?: number; maximum?: number; description?: string } = {}) {
+function QueryInteger(invalid: string, options: { minimum?: number; maximum?: number; description?: string } = {}) {
   return Type.Optional(Type.Integer({ maximum: 999_999_999, ...options, [INVALID]: invalid }));
 }
 
@@ -229,8 +229,6 @@ export const ERRORS = {
   500: answer(envelope('InternalError', Type.Literal('Internal error')), 'A bug'),
   503: answer(envelope('ServiceUnavailable'), 'The database is unreachable', HEADERS.retryAfter),
 };
-
-export type ErrorStatus = keyof typeof ERRORS;
 
 /**
  * The error answers of a route: those of every route (400 for a bad Host header,

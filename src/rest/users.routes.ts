@@ -45,7 +45,7 @@ const USER_EXAMPLE = {
 };
 
 /** Zendesk's user JSON (API.md "Users"). */
-export const UserJson = Type.Object(
+const UserJson = Type.Object(
   {
     id: Type.Integer(),
     url: Type.String({ format: 'uri' }),
@@ -61,7 +61,7 @@ export const UserJson = Type.Object(
 const OneUser = Type.Object({ user: UserJson }, { additionalProperties: false });
 
 /** Zendesk's user JSON (API.md "Users"). */
-export function serializeUser(u: RestUserFragment) {
+function serializeUser(u: RestUserFragment) {
   return {
     id: Number(u.id),
     url: u.url,

@@ -10,7 +10,6 @@ import type { RequestOrigin, Viewer } from '../auth/viewer';
 // changed fields only, never their values (a secret never reaches this table).
 
 export type AuditAction = 'create' | 'update' | 'destroy';
-export const AUDIT_ACTIONS: readonly AuditAction[] = ['create', 'update', 'destroy'];
 export type AuditSourceType = 'account' | 'user' | 'group' | 'voice_phone_number' | 'oauth_client' | 'oauth_token';
 export const AUDIT_SOURCE_TYPES: readonly AuditSourceType[] = ['account', 'user', 'group', 'voice_phone_number', 'oauth_client', 'oauth_token'];
 

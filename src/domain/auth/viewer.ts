@@ -2,7 +2,7 @@ import type { OAuthTokenRecord } from '../oauth-tokens/oauth-token.repository';
 
 export type Role = 'admin' | 'agent' | 'end_user';
 
-export interface PresentedToken {
+interface PresentedToken {
   id: bigint;
   scopes: string[];
   /** the client's "read"/"write"/"read write": caps the token */

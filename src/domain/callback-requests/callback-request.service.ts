@@ -6,7 +6,7 @@ import type { Viewer } from '../auth/viewer';
 import type { CallbackRequestRecord, CallbackRequestRepository, CallbackRequestStatus } from './callback-request.repository';
 import { checkCallbackRequest, type CallbackRequestInput } from './callback-request.validation';
 
-export type { CallbackRequestRecord, CallbackRequestStatus } from './callback-request.repository';
+export type { CallbackRequestRecord } from './callback-request.repository';
 
 export interface CreatedCallbackRequest extends CallbackRequestRecord {
   /** the account's budget after this creation */
@@ -28,9 +28,9 @@ export interface CallbackRequestPage {
   totalCount: number;
 }
 
-export const RATE_LIMIT_BUCKET = 'callback_requests';
+const RATE_LIMIT_BUCKET = 'callback_requests';
 /** With omnichannel routing only the first requested group routes; otherwise all do (seed §2.3). */
-export function routedGroups(requested: bigint[], omnichannelRouting: boolean): bigint[] {
+function routedGroups(requested: bigint[], omnichannelRouting: boolean): bigint[] {
   return omnichannelRouting ? requested.slice(0, 1) : requested;
 }
 

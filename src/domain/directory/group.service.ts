@@ -8,7 +8,7 @@ import type { GroupChanges, GroupRecord, GroupRepository } from './group.reposit
 
 export type { GroupRecord } from './group.repository';
 
-export const GROUP_DESCRIPTION_MAX = 1000;
+const GROUP_DESCRIPTION_MAX = 1000;
 
 export interface GroupInput {
   name?: unknown;

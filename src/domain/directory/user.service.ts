@@ -15,9 +15,9 @@ import { UNUSABLE_PASSWORD_HASH, type UserChanges, type UserRecord, type UserRep
 
 export type { UserRecord } from './user.repository';
 
-export const ROLES: readonly Role[] = ['admin', 'agent', 'end_user'];
-export const PASSWORD_MIN = 8;
-export const PASSWORD_MAX = 1024;
+const ROLES: readonly Role[] = ['admin', 'agent', 'end_user'];
+const PASSWORD_MIN = 8;
+const PASSWORD_MAX = 1024;
 
 export interface CreateUserInput {
   name?: unknown;

@@ -17,7 +17,6 @@ export interface ClientForGrant {
   client: OAuthClientRecord;
   secretMatched: boolean;
 }
-export { truncateSecret } from './oauth-client.repository';
 
 /**
  * OAuth clients of the viewer's account (API.md §5): validation, secrets, and

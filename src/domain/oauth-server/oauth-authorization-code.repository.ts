@@ -4,7 +4,7 @@ import type { Db } from '../../db/create-db';
 // of single-use codes, each bound to its grant, client, redirect URI and PKCE
 // challenge, valid CODE_LIFETIME_SECONDS.
 
-export const CODE_LIFETIME_SECONDS = 120;
+const CODE_LIFETIME_SECONDS = 120;
 
 export interface AuthorizationCodeRow {
   id: bigint;

@@ -11,7 +11,6 @@ import type { OAuthServerDeps } from './oauth-server.deps';
 
 export { authorizationResponseUrl, type AuthorizationRequest, type AuthorizationRequestCheck } from './authorization-request';
 export type { IssueAuthorizationCodeInput } from './authorization-code';
-export { OAuthError } from './oauth-errors';
 
 /**
  * The OAuth 2.0 authorization server (API.md "OAuth 2.0 authorization server"):

@@ -95,7 +95,7 @@ export interface PresentedTokenRow {
   name: string;
 }
 
-export const TOKEN_PREFIX_LENGTH = 10;
+const TOKEN_PREFIX_LENGTH = 10;
 /** unknown client in a filter: matches no row */
 export const NO_CLIENT = -1n;
 
