@@ -44,7 +44,7 @@ export interface TenantFixture {
 }
 
 /** The tables whose rows belong to an account (each has account_id; accounts is the account itself). */
-export const TENANT_TABLES = [
+const TENANT_TABLES = [
   'accounts', 'users', 'oauth_clients', 'oauth_client_secrets', 'oauth_grants', 'oauth_authorization_codes', 'oauth_tokens',
   'voice_phone_numbers', 'groups', 'callback_requests', 'audit_logs',
 ] as const;
