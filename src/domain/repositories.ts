@@ -1,4 +1,5 @@
-import type { Db, SqlQuery } from '../db/create-db';
+import type { Db } from '../db/create-db';
+import type { TenantSql } from '../db/tenant-sql';
 import { AuditLogRepository } from './audit/audit-log.repository';
 import { LoginRepository } from './auth/login.repository';
 import { CallbackRequestRepository } from './callback-requests/callback-request.repository';
@@ -10,17 +11,18 @@ import { OAuthClientSecretRepository } from './oauth-clients/oauth-client-secret
 import { OAuthClientRepository } from './oauth-clients/oauth-client.repository';
 import { OAuthAuthorizationCodeRepository } from './oauth-server/oauth-authorization-code.repository';
 import { OAuthGrantRepository } from './oauth-server/oauth-grant.repository';
+import { OAuthGrantTokenRepository } from './oauth-tokens/oauth-grant-token.repository';
 import { OAuthTokenRepository } from './oauth-tokens/oauth-token.repository';
+import { PresentedTokenRepository } from './oauth-tokens/presented-token.repository';
 
 /**
  * Every repository, over one connection: the pool's (built once, by the
  * composition root in services.ts) or one transaction's (inside
- * `db.transaction(async (sql) => repos(sql)…)`, so that the statements of a
- * change and of its audit record commit or roll back together). The only
+ * `tenantTransaction(db, async (sql) => repos(sql)…)`, so that the statements
+ * of a change and of its audit record commit or roll back together). The only
  * place that builds a repository.
  */
-export function repositories(sql: SqlQuery) {
-  const on = { sql };
+export function repositories(on: TenantSql) {
   return {
     accounts: new AccountRepository(on),
     users: new UserRepository(on),
@@ -29,7 +31,12 @@ export function repositories(sql: SqlQuery) {
     logins: new LoginRepository(on),
     clients: new OAuthClientRepository(on),
     secrets: new OAuthClientSecretRepository(on),
+    /** API tokens: what admins list, show, create and revoke */
     tokens: new OAuthTokenRepository(on),
+    /** tokens of the grant endpoint (codes, refresh, client credentials) */
+    grantTokens: new OAuthGrantTokenRepository(on),
+    /** the Bearer lookup */
+    presentedTokens: new PresentedTokenRepository(on),
     codes: new OAuthAuthorizationCodeRepository(on),
     grants: new OAuthGrantRepository(on),
     callbackRequests: new CallbackRequestRepository(on),
@@ -40,7 +47,7 @@ export function repositories(sql: SqlQuery) {
 export type Repositories = ReturnType<typeof repositories>;
 
 /** The repositories over a transaction's connection (`repositories` itself; services receive it from the root). */
-export type RepositoryFactory = (sql: SqlQuery) => Repositories;
+export type RepositoryFactory = (sql: TenantSql) => Repositories;
 
 /** What a service needs of the database besides its repositories: transactions. */
 export type Transactions = Pick<Db, 'transaction'>;

@@ -1,4 +1,5 @@
 import type { Db } from '../db/create-db';
+import { TenantSql } from '../db/tenant-sql';
 import type { Limits } from '../config';
 import { Authenticator } from './auth/authenticator';
 import { AccountService } from './directory/account.service';
@@ -27,16 +28,19 @@ interface ServiceOptions {
  */
 export function createServices(options: ServiceOptions) {
   const { db, hashKey, limits } = options;
-  const repos = repositories(db.sql);
+  // every repository runs its statements through the one tenant-scoped helper
+  const repos = repositories(new TenantSql(db.sql));
   const oauthClients = new OAuthClientService(db, repos.clients, repos.secrets, repositories, hashKey);
   return {
-    authenticator: new Authenticator({ logins: repos.logins, tokens: repos.tokens, hashKey, limits }),
+    authenticator: new Authenticator({ logins: repos.logins, tokens: repos.presentedTokens, hashKey, limits }),
     accounts: new AccountService(db, repos.accounts, repositories),
     users: new UserService(db, repos.users, repositories, { logins: repos.logins, hashKey, limits }),
     groups: new GroupService(db, repos.groups, repositories),
     phoneNumbers: new PhoneNumberService(db, repos.phoneNumbers, repositories),
     oauthClients,
-    oauthServer: new OAuthServer({ db, hashKey, clients: oauthClients, tokens: repos.tokens, codes: repos.codes, grants: repos.grants, repos: repositories }),
+    oauthServer: new OAuthServer({
+      db, hashKey, clients: oauthClients, tokens: repos.grantTokens, codes: repos.codes, grants: repos.grants, repos: repositories,
+    }),
     callbackRequests: new CallbackRequestService(repos.callbackRequests, limits),
     oauthTokens: new OAuthTokenService(repos.tokens, hashKey),
     cursors: new CursorCodec(hashKey),

@@ -1,3 +1,4 @@
+import { tenantTransaction } from '../../db/tenant-sql';
 import type { RepositoryFactory, Transactions } from '../repositories';
 import { recordAudit, systemActor } from '../audit/audit-log.repository';
 import type { AccountScope } from '../authorization';
@@ -54,7 +55,7 @@ export class AccountService {
       }
     }
     v.throwIfAny();
-    return this.db.transaction(async (sql) => {
+    return tenantTransaction(this.db, async (sql) => {
       const accounts = this.repos(sql).accounts;
       const account = await accounts.insert({ name: trimmed!, subdomain: sub });
       if (!account) {
@@ -83,7 +84,7 @@ export class AccountService {
       omnichannelRouting: raw === null ? (v.add('omnichannel_routing', 'InvalidValue', 'Omnichannel routing: must be true or false'), undefined) : booleanField(v, 'omnichannel_routing', 'Omnichannel routing', raw),
     };
     v.throwIfAny();
-    return this.db.transaction(async (sql) => {
+    return tenantTransaction(this.db, async (sql) => {
       const accounts = this.repos(sql).accounts;
       const current = (await accounts.find(scopeOf(acting), true)) ?? notFound();
       const changed = changedFields(current, changes, { omnichannel_routing: 'omnichannelRouting' });

@@ -1,3 +1,4 @@
+import { tenantTransaction } from '../../db/tenant-sql';
 import type { RepositoryFactory, Transactions } from '../repositories';
 import { recordAudit } from '../audit/audit-log.repository';
 import { NotFoundError, Validator } from '../errors';
@@ -48,7 +49,7 @@ export class GroupService {
 
   create(acting: Acting, input: GroupInput): Promise<GroupRecord> {
     const fields = validate(input, true);
-    return this.db.transaction(async (sql) => {
+    return tenantTransaction(this.db, async (sql) => {
       const group = await this.repos(sql).groups.insert(scopeOf(acting), { name: fields.name!, description: fields.description ?? '' });
       await recordAudit(sql, auditActorOf(acting), {
         action: 'create', sourceType: 'group', sourceId: group.id, sourceLabel: group.name,
@@ -61,7 +62,7 @@ export class GroupService {
   async update(acting: Acting, rawId: unknown, input: GroupInput): Promise<GroupRecord> {
     const id = parseId(rawId) ?? notFound();
     const changes = validate(input, false);
-    return this.db.transaction(async (sql) => {
+    return tenantTransaction(this.db, async (sql) => {
       const groups = this.repos(sql).groups;
       const current = (await groups.find(scopeOf(acting), id, true)) ?? notFound();
       const changed = changedFields(current, changes, { name: 'name', description: 'description' });
@@ -77,7 +78,7 @@ export class GroupService {
   /** Deletes the group for good; callback requests keep the group ids they were created with. */
   async delete(acting: Acting, rawId: unknown): Promise<void> {
     const id = parseId(rawId) ?? notFound();
-    await this.db.transaction(async (sql) => {
+    await tenantTransaction(this.db, async (sql) => {
       const deleted = (await this.repos(sql).groups.delete(scopeOf(acting), id)) ?? notFound();
       await recordAudit(sql, auditActorOf(acting), { action: 'destroy', sourceType: 'group', sourceId: id, sourceLabel: deleted.name, description: 'Deleted' });
     });

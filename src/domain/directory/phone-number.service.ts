@@ -1,6 +1,6 @@
+import { tenantTransaction } from '../../db/tenant-sql';
 import type { RepositoryFactory, Transactions } from '../repositories';
 import { recordAudit } from '../audit/audit-log.repository';
-import { cancelOpenCallbackRequests } from '../callback-requests/callback-request.repository';
 import { NotFoundError, ValidationError, Validator } from '../errors';
 import { parseId } from '../ids';
 import { checkOffsetPage, type OffsetPage } from '../pagination';
@@ -75,7 +75,7 @@ export class PhoneNumberService {
     if (raw && !number) v.add('number', 'InvalidValue', `Number: ${raw} is not a valid E.164 phone number`);
     const fields = validate(input, v);
     v.throwIfAny();
-    return this.db.transaction(async (sql) => {
+    return tenantTransaction(this.db, async (sql) => {
       const stored = await this.repos(sql).phoneNumbers.insertOrRevive(scopeOf(acting), {
         number: number!,
         nickname: fields.nickname ?? null,
@@ -101,7 +101,7 @@ export class PhoneNumberService {
     const v = new Validator();
     const changes = validate(input, v);
     v.throwIfAny();
-    return this.db.transaction(async (sql) => {
+    return tenantTransaction(this.db, async (sql) => {
       const numbers = this.repos(sql).phoneNumbers;
       const current = (await numbers.find(scopeOf(acting), id, true)) ?? notFound();
       const changed = changedFields(current, changes, FIELD_NAMES);
@@ -118,9 +118,10 @@ export class PhoneNumberService {
   /** Soft delete; its queued and calling callback requests become cancelled in the same transaction. */
   async delete(acting: Acting, rawId: unknown): Promise<void> {
     const id = parseId(rawId) ?? notFound();
-    await this.db.transaction(async (sql) => {
-      const deleted = (await this.repos(sql).phoneNumbers.softDelete(scopeOf(acting), id)) ?? notFound();
-      const cancelled = await cancelOpenCallbackRequests(sql, scopeOf(acting), id);
+    await tenantTransaction(this.db, async (sql) => {
+      const tx = this.repos(sql);
+      const deleted = (await tx.phoneNumbers.softDelete(scopeOf(acting), id)) ?? notFound();
+      const cancelled = await tx.callbackRequests.cancelOpenOfPhoneNumber(scopeOf(acting), id);
       await recordAudit(sql, auditActorOf(acting), {
         action: 'destroy', sourceType: 'voice_phone_number', sourceId: id, sourceLabel: deleted.number,
         description: `Deleted; ${cancelled} open callback request${cancelled === 1 ? '' : 's'} cancelled`,

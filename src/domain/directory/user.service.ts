@@ -1,3 +1,5 @@
+import { tenantTransaction } from '../../db/tenant-sql';
+import type { Repositories, RepositoryFactory, Transactions } from '../repositories';
 import { recordAudit } from '../audit/audit-log.repository';
 import { accountScope, usersVisibleTo, type AccountScope } from '../authorization';
 import { claimKdfTurn, hashPassword, verifyPassword } from '../auth/passwords';
@@ -9,7 +11,6 @@ import { NotFoundError, RateLimitedError, ServiceUnavailableError, ValidationErr
 import { parseId } from '../ids';
 import { constantTimeEqual } from '../crypto';
 import { checkOffsetPage, type KeysetPage, type OffsetPage, type PageResult } from '../pagination';
-import type { Repositories, RepositoryFactory, Transactions } from '../repositories';
 import { auditActorOf, booleanField, changedFields, isViewer, scopeOf, textField, type Acting } from './acting';
 import { UNUSABLE_PASSWORD_HASH, type UserChanges, type UserRecord, type UserRepository } from './user.repository';
 
@@ -151,7 +152,7 @@ export class UserService {
     const password = passwordField(v, 'password', 'Password', input.password, false);
     v.throwIfAny();
     const passwordHash = password === undefined ? UNUSABLE_PASSWORD_HASH : await hashPassword(password, kdfTurnOf(acting));
-    return this.db.transaction(async (sql) => {
+    return tenantTransaction(this.db, async (sql) => {
       const user = await this.repos(sql).users.insert(scopeOf(acting), { name: name!, email: email!, role: role!, passwordHash });
       if (!user) throw emailTaken(email!);
       await recordAudit(sql, auditActorOf(acting), {
@@ -179,7 +180,7 @@ export class UserService {
     };
     v.throwIfAny();
     const scope = scopeOf(acting);
-    return this.db.transaction(async (sql) => {
+    return tenantTransaction(this.db, async (sql) => {
       const tx = this.repos(sql);
       const users = tx.users;
       const mayTouchAdmins = changes.role !== undefined || changes.active === false;
@@ -215,7 +216,7 @@ export class UserService {
   async delete(acting: Acting, rawId: unknown): Promise<UserRecord> {
     const id = parseId(rawId) ?? notFound();
     const scope = scopeOf(acting);
-    return this.db.transaction(async (sql) => {
+    return tenantTransaction(this.db, async (sql) => {
       const tx = this.repos(sql);
       const users = tx.users;
       const admins = await users.lockActiveAdmins(scope);
@@ -251,7 +252,7 @@ export class UserService {
       throw new ValidationError({ previous_password: [{ error: 'InvalidValue', description: 'Previous password: is not correct' }] });
     }
     const passwordHash = await hashPassword(next!, kdfTurnOf(viewer));
-    await this.db.transaction(async (sql) => {
+    await tenantTransaction(this.db, async (sql) => {
       const users = this.repos(sql).users;
       const locked = (await users.lock(scope, found.user.id)) ?? notFound();
       // Changed meanwhile: the previous password that was verified is no longer the current one.

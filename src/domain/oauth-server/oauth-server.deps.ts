@@ -1,8 +1,10 @@
+import { tenantTransaction } from '../../db/tenant-sql';
 import { recordAudit, systemActor, type AuditActor } from '../audit/audit-log.repository';
 import type { RequestOrigin } from '../auth/viewer';
 import { hmacHex, randomUrlSafe } from '../crypto';
 import type { OAuthClientService } from '../oauth-clients/oauth-client.service';
-import type { NewGrantToken, OAuthTokenRepository } from '../oauth-tokens/oauth-token.repository';
+import type { OAuthGrantTokenRepository } from '../oauth-tokens/oauth-grant-token.repository';
+import type { NewGrantToken } from '../oauth-tokens/oauth-token.types';
 import type { RepositoryFactory, Transactions } from '../repositories';
 import type { OAuthAuthorizationCodeRepository } from './oauth-authorization-code.repository';
 import type { OAuthGrantRepository } from './oauth-grant.repository';
@@ -12,7 +14,7 @@ export interface OAuthServerDeps {
   db: Transactions;
   hashKey: Buffer;
   clients: OAuthClientService;
-  tokens: OAuthTokenRepository;
+  tokens: OAuthGrantTokenRepository;
   codes: OAuthAuthorizationCodeRepository;
   grants: OAuthGrantRepository;
   /** the repositories over a transaction's connection */
@@ -48,11 +50,11 @@ export interface FamilyRevocation {
  * its tokens), then, in a fresh snapshot, every token carrying it; in the same
  * transaction, one audit record per token it revoked (none when all were dead already).
  */
-export async function revokeFamily(deps: OAuthServerDeps, grantId: bigint, why: FamilyRevocation): Promise<void> {
-  await deps.db.transaction(async (sql) => {
+export async function revokeFamily(deps: OAuthServerDeps, family: { accountId: bigint; grantId: bigint }, why: FamilyRevocation): Promise<void> {
+  await tenantTransaction(deps.db, async (sql) => {
     const tx = deps.repos(sql);
-    await tx.grants.revoke(grantId);
-    const revoked = await tx.tokens.revokeGrant(grantId);
+    await tx.grants.revoke(family, family.grantId);
+    const revoked = await tx.grantTokens.revokeGrant(family, family.grantId);
     if (revoked.length === 0) return;
     const accountId = revoked[0].accountId;
     const actor: AuditActor = why.by ? { accountId, actorId: why.by.userId, actorName: why.by.name, origin: why.origin } : systemActor(accountId, why.origin);
