@@ -121,7 +121,8 @@ export async function authorizePages(fastify: import('fastify').FastifyInstance,
 
   /** The checked request, or the answer already sent (error page or redirect with an error). */
   async function check(request: FastifyRequest, reply: FastifyReply, params: Record<string, string>): Promise<AuthorizationRequest | undefined> {
-    const result = await services.oauthServer.validateAuthorizationRequest(params);
+    // on an account's host, a client of another account is unknown
+    const result = await services.oauthServer.validateAuthorizationRequest(params, resolveHost(request).subdomain);
     if (result.ok) return result.request;
     if (result.show === 'page') {
       await page(reply, 400, errorPage({ title: 'This request cannot be authorized', message: result.error.message }));
