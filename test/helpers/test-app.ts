@@ -32,6 +32,18 @@ export interface TestContext {
   close: () => Promise<void>;
 }
 
+/** What Fastify logs when a handler sends a second answer to one request (FST_ERR_REP_ALREADY_SENT). */
+export const DOUBLE_REPLY = /Reply was already sent|FST_ERR_REP_ALREADY_SENT/;
+
+/**
+ * Every app of the suite fails its file on close when it answered a request
+ * twice: the second send is only a log line, which no test would otherwise see.
+ */
+function assertNoDoubleReply(logs: string[]): void {
+  const found = logs.filter((line) => DOUBLE_REPLY.test(line));
+  if (found.length > 0) throw new Error(`The app answered a request twice (${found.length}×); first log line: ${found[0].slice(0, 2000)}`);
+}
+
 let counter = 0;
 // Hashing at full scrypt cost is slow; tests reuse one hash per password.
 const hashCache = new Map<string, Promise<string>>();
@@ -90,6 +102,7 @@ export async function createTestApp(
     async close() {
       await app.fastify.close();
       await db.close();
+      assertNoDoubleReply(logs);
     },
   };
 }
