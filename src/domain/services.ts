@@ -42,7 +42,7 @@ export function createServices(options: ServiceOptions) {
     phoneNumbers: new PhoneNumberService(db),
     oauthClients,
     oauthServer: new OAuthServer({
-      db, hashKey, clients: oauthClients, tokens, codes: new OAuthAuthorizationCodeRepository(db), grants: new OAuthGrantRepository(db),
+      db, hashKey, clients: oauthClients, tokens, codes: new OAuthAuthorizationCodeRepository(db), grants: new OAuthGrantRepository(db), limits,
     }),
     callbackRequests: new CallbackRequestService(new CallbackRequestRepository(db), limits),
     oauthTokens: new OAuthTokenService(tokens, hashKey),

@@ -1,14 +1,14 @@
 import { Writable } from 'node:stream';
 import type { InjectOptions, LightMyRequestResponse } from 'fastify';
 import { buildApp, type App } from '../../src/app';
-import type { GraphQLExecutorKind, Limits } from '../../src/config';
+import { OAUTH_LIMIT_DEFAULTS, type GraphQLExecutorKind, type Limits } from '../../src/config';
 import { hashPassword } from '../../src/domain/auth/passwords';
 import { hmacHex, randomUrlSafe } from '../../src/domain/crypto';
 import type { Role } from '../../src/domain/auth/viewer';
 import { createTestDb, type TestDb } from './test-db';
 
 export const TEST_HASH_KEY = Buffer.from('test-hash-key-0123456789abcdef0123456789', 'utf8');
-export const DEFAULT_LIMITS: Limits = { loginFailures: 10, loginWindowSeconds: 300, callbackRequests: 30, callbackWindowSeconds: 600 };
+export const DEFAULT_LIMITS: Limits = { loginFailures: 10, loginWindowSeconds: 300, callbackRequests: 30, callbackWindowSeconds: 600, ...OAUTH_LIMIT_DEFAULTS };
 
 export interface TestUser {
   id: bigint;

@@ -1,4 +1,5 @@
 import type { Db } from '../../db/create-db';
+import type { Limits } from '../../config';
 import { recordAudit, systemActor, type AuditActor } from '../audit/audit-log.repository';
 import type { RequestOrigin } from '../auth/viewer';
 import { hmacHex, randomUrlSafe } from '../crypto';
@@ -15,6 +16,8 @@ export interface OAuthServerDeps {
   tokens: OAuthTokenRepository;
   codes: OAuthAuthorizationCodeRepository;
   grants: OAuthGrantRepository;
+  /** what one user or client may hold live (config Limits) */
+  limits: Pick<Limits, 'oauthUserLiveGrants' | 'oauthClientLiveTokens'>;
 }
 
 /** The repositories over one transaction's connection. */

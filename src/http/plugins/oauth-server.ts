@@ -2,7 +2,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { isDatabaseUnavailable } from '../../db/errors';
 import { DomainError } from '../../domain/errors';
 import type { Services } from '../../domain/services';
-import { InvalidClientError, InvalidRequestError, OAuthError, ServerError, TemporarilyUnavailableError } from '../../domain/oauth-server/oauth-errors';
+import { InvalidClientError, InvalidRequestError, LiveLimitError, OAuthError, ServerError, TemporarilyUnavailableError } from '../../domain/oauth-server/oauth-errors';
 import { OAUTH_PATHS } from '../../domain/oauth-server/metadata';
 import type { ProtocolRequest } from '../../domain/oauth-server/client-authentication';
 import type { Params } from '../../domain/oauth-server/params';
@@ -45,6 +45,7 @@ function sendOAuthError(reply: FastifyReply, error: OAuthError) {
   reply.headers(NO_STORE);
   if (error instanceof InvalidClientError && error.viaBasic) reply.header('www-authenticate', 'Basic realm="oauth", error="invalid_client"');
   if (error instanceof TemporarilyUnavailableError) reply.header('retry-after', '5');
+  if (error instanceof LiveLimitError && error.retryAfter !== undefined) reply.header('retry-after', String(error.retryAfter));
   return reply.code(error.status).type('application/json; charset=utf-8').send(error.toJSON());
 }
 
