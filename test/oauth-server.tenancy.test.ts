@@ -100,6 +100,11 @@ describe('the OAuth server on an account host knows that account’s clients onl
     expect(own.statusCode).toBe(200);
   });
 
+  it('a malformed Host (PUBLIC_URL unset) is invalid_request, not a 500', async () => {
+    const res = await protocol('/oauth/tokens', 'bad host[', { grant_type: 'client_credentials', client_id: conf.identifier, client_secret: conf.secret });
+    expect(json(res)).toEqual({ status: 400, body: { error: 'invalid_request', error_description: 'Invalid Host header' } });
+  });
+
   it('revocation and introspection: another account’s client is invalid_client, and the token is left alone', async () => {
     const issued = await protocol('/oauth/tokens', globexHost, { grant_type: 'client_credentials', client_id: conf.identifier, client_secret: conf.secret });
     const token = issued.json().access_token as string;
