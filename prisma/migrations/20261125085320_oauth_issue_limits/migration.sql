@@ -7,6 +7,7 @@
 
 -- CreateTable
 CREATE TABLE "oauth_client_token_counts" (
+    "account_id" BIGINT NOT NULL,
     "client_id" BIGINT NOT NULL,
     "ends_at" TIMESTAMPTZ(3) NOT NULL,
     "shard" SMALLINT NOT NULL,

@@ -22,7 +22,7 @@ export async function clientCredentialsGrant(
   const expiresIn = lifetimeParam(params, 'expires_in', ACCESS_LIFETIME);
   // one statement: the live-token limit, the token and its audit record (the client's agent is the actor)
   const limit = deps.limits.oauthClientLiveTokens;
-  const { record, live, freesAt } = await deps.tokens.issueForClient(client.id, scopes, newGrantToken(deps.hashKey, expiresIn), {
+  const { record, live, freesAt } = await deps.tokens.issueForClient(client, client.id, scopes, newGrantToken(deps.hashKey, expiresIn), {
     origin, description: `Issued by the client_credentials grant for client ${client.id}`,
   }, limit);
   if (!record && live >= limit) {

@@ -1,4 +1,4 @@
-import type { Db } from '../../db/create-db';
+import type { TenantSql } from '../../db/tenant-sql';
 import type { AccountScope } from '../authorization';
 import { CODE_LIFETIME_SECONDS } from './oauth-authorization-code.repository';
 
@@ -7,51 +7,54 @@ import { CODE_LIFETIME_SECONDS } from './oauth-authorization-code.repository';
 // token issued from it carries its id; revoking it ends them all.
 
 export class OAuthGrantRepository {
-  constructor(private readonly db: Pick<Db, 'sql'>) {}
+  constructor(private readonly db: TenantSql) {}
 
   /**
    * A grant of the client's account for one of its users, while the user holds
    * fewer than `liveLimit` live grants: consents whose code can still be redeemed,
    * and consent tokens (authorization_code and their rotations) not revoked whose
-   * refresh token has not expired. The count, in the same statement, reads at most
-   * `liveLimit` index entries of each kind (only live ones are in the indexes'
-   * range). `id` is null when nothing was inserted: `live` ≥ the limit, or the user
-   * is not an active user of that account.
+   * refresh token has not expired, of that account. The count, in the same
+   * statement, reads at most `liveLimit` index entries of each kind (only live ones
+   * are in the indexes' range). `id` is null when nothing was inserted: `live` ≥ the
+   * limit, or the user is not an active user of that account (a user of another
+   * account counts 0: nothing of theirs is read).
    */
   async insert(row: { clientId: bigint; accountId: bigint; userId: bigint; scopes: string[] }, liveLimit: number): Promise<{ id: bigint | null; live: number }> {
-    const [result] = await this.db.sql<{ id: string | bigint | null; live: string | number }>(
+    const [result] = await this.db.query<{ id: string | bigint | null; live: string | number }>(
+      row,
       `WITH live AS (
          SELECT (SELECT count(*) FROM (
                    SELECT 1 FROM oauth_tokens t
-                    WHERE t.user_id = $3 AND t.revoked_at IS NULL AND t.refresh_token_expires_at > now() LIMIT $5) tokens)
+                    WHERE t.user_id = $3 AND t.revoked_at IS NULL AND t.refresh_token_expires_at > now() AND t.account_id = $1 LIMIT $5) tokens)
               + (SELECT count(*) FROM (
                    SELECT 1 FROM oauth_grants g
-                     JOIN oauth_authorization_codes k ON k.grant_id = g.id AND k.used_at IS NULL AND k.expires_at > now()
-                    WHERE g.user_id = $3 AND g.revoked_at IS NULL AND g.created_at > now() - make_interval(secs => $6::int) LIMIT $5) pending) AS n
+                     JOIN oauth_authorization_codes k ON k.grant_id = g.id AND k.account_id = $1 AND k.used_at IS NULL AND k.expires_at > now()
+                    WHERE g.user_id = $3 AND g.revoked_at IS NULL AND g.created_at > now() - make_interval(secs => $6::int) AND g.account_id = $1
+                    LIMIT $5) pending) AS n
        ), inserted AS (
          INSERT INTO oauth_grants (account_id, client_id, user_id, scopes)
          SELECT c.account_id, c.id, u.id, $4::text[]
            FROM oauth_clients c JOIN users u ON u.account_id = c.account_id AND u.id = $3 AND u.active
-          WHERE c.id = $1 AND c.account_id = $2 AND (SELECT n FROM live) < $5
+          WHERE c.account_id = $1 AND c.id = $2 AND (SELECT n FROM live) < $5
          RETURNING id
        )
        SELECT (SELECT id FROM inserted) AS id, (SELECT n FROM live) AS live`,
-      [String(row.clientId), String(row.accountId), String(row.userId), row.scopes, liveLimit, CODE_LIFETIME_SECONDS],
+      [String(row.clientId), String(row.userId), row.scopes, liveLimit, CODE_LIFETIME_SECONDS],
     );
     return { id: result.id === null ? null : BigInt(result.id), live: Number(result.live) };
   }
 
   /** Marks every grant of a user of the scope's account revoked (deactivating the user), before their tokens are. */
   async revokeAllOfUser(scope: AccountScope, userId: bigint): Promise<void> {
-    await this.db.sql('UPDATE oauth_grants SET revoked_at = now() WHERE account_id = $1 AND user_id = $2 AND revoked_at IS NULL', [String(scope.accountId), String(userId)]);
+    await this.db.query(scope, 'UPDATE oauth_grants SET revoked_at = now() WHERE account_id = $1 AND user_id = $2 AND revoked_at IS NULL', [String(userId)]);
   }
 
   /**
    * Marks the grant revoked. Run first in the revoking transaction: it waits for
    * statements that are issuing a token of this grant (they share-lock the row),
-   * so the tokens' revocation that follows sees theirs too.
+   * so the tokens' revocation that follows sees theirs too. A grant of the scope's account.
    */
-  async revoke(grantId: bigint): Promise<void> {
-    await this.db.sql('UPDATE oauth_grants SET revoked_at = now() WHERE id = $1 AND revoked_at IS NULL', [String(grantId)]);
+  async revoke(scope: AccountScope, grantId: bigint): Promise<void> {
+    await this.db.query(scope, 'UPDATE oauth_grants SET revoked_at = now() WHERE account_id = $1 AND id = $2 AND revoked_at IS NULL', [String(grantId)]);
   }
 }
