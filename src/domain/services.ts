@@ -40,6 +40,7 @@ export function createServices(options: ServiceOptions) {
     oauthClients,
     oauthServer: new OAuthServer({
       db, hashKey, clients: oauthClients, tokens: repos.grantTokens, codes: repos.codes, grants: repos.grants, repos: repositories,
+      limits,
     }),
     callbackRequests: new CallbackRequestService(repos.callbackRequests, limits),
     oauthTokens: new OAuthTokenService(repos.tokens, hashKey),

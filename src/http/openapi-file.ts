@@ -1,6 +1,7 @@
 import type { Db } from '../db/create-db';
 import { createServices } from '../domain/services';
 import { buildApp } from '../app';
+import { OAUTH_LIMIT_DEFAULTS } from '../config';
 
 /**
  * docs/openapi.json: the document the app serves at /api/v2/openapi.json, pretty-printed.
@@ -12,7 +13,7 @@ export async function printOpenApiFile(): Promise<string> {
   const hashKey = Buffer.alloc(32);
   const { fastify } = await buildApp({
     db,
-    services: createServices({ db, hashKey, limits: { loginFailures: 10, loginWindowSeconds: 300, callbackRequests: 30, callbackWindowSeconds: 600 } }),
+    services: createServices({ db, hashKey, limits: { loginFailures: 10, loginWindowSeconds: 300, callbackRequests: 30, callbackWindowSeconds: 600, ...OAUTH_LIMIT_DEFAULTS } }),
     config: {
       hashKey,
       graphqlIntrospection: true,

@@ -1,3 +1,4 @@
+import type { Limits } from '../../config';
 import { tenantTransaction } from '../../db/tenant-sql';
 import { recordAudit, systemActor, type AuditActor } from '../audit/audit-log.repository';
 import type { RequestOrigin } from '../auth/viewer';
@@ -19,6 +20,8 @@ export interface OAuthServerDeps {
   grants: OAuthGrantRepository;
   /** the repositories over a transaction's connection */
   repos: RepositoryFactory;
+  /** what one user or client may hold live (config Limits) */
+  limits: Pick<Limits, 'oauthUserLiveGrants' | 'oauthClientLiveTokens'>;
 }
 
 /** Access token lifetime bounds and default, in seconds (Zendesk's: more than 5 minutes, less than 2 days). */
