@@ -55,7 +55,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     routerOptions: { maxParamLength: 200 },
     // The router refuses a path with malformed percent-encoding or an over-long
     // segment before any route runs; only a path parameter (an id) can be either,
-    // and an id that is not a positive integer is a 404 in the envelope (API.md §4).
+    // and an id that is not a positive integer is a 404 in the envelope (docs/api.md, "Errors").
     frameworkErrors: (error, _request, reply) =>
       sendError(reply, error.code === 'FST_ERR_BAD_URL' || error.code === 'FST_ERR_MAX_PARAM_LENGTH' ? notFound() : internalError()),
   });

@@ -1,7 +1,7 @@
 import { bootstrapAdmin } from '../src/domain/directory/bootstrap';
 import { createTestApp, basicHeader, type TestContext } from './helpers/test-app';
 
-// API.md §9: when the database has no user at all, the server creates account
+// docs/api.md, "Operations": when the database has no user at all, the server creates account
 // "default" (if missing) and an admin in it, with ADMIN_PASSWORD or a random
 // password shown once.
 

@@ -7,7 +7,7 @@ import { basicHeader, createTestApp, DEFAULT_LIMITS, TEST_HASH_KEY, type TestCon
 import { describeOnPostgres, freshPostgresDatabase } from './helpers/postgres';
 import { graphqlOverHttp, killAll, startServer, type ServerHandle } from './helpers/processes';
 
-// API.md §2.5 across processes: after 10 failed Basic attempts for one email in
+// docs/api.md, "Authentication" across processes: after 10 failed Basic attempts for one email in
 // the window, every further attempt on ANY process answers 429 with Retry-After,
 // even with the right password. Concurrent attempts cannot get past the limit:
 // each full verification is counted before it runs, under a per-email lock in

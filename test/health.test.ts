@@ -5,7 +5,7 @@ import { createServices } from '../src/domain/services';
 import { createTestApp, DEFAULT_LIMITS, TEST_HASH_KEY, basicHeader, type TestContext } from './helpers/test-app';
 import { createTestDb, type TestDb } from './helpers/test-db';
 
-// API.md §0: GET /healthz (process up) and GET /readyz (database reachable,
+// docs/api.md, "Overview and base URLs": GET /healthz (process up) and GET /readyz (database reachable,
 // migrations applied).
 
 const config = { hashKey: TEST_HASH_KEY, limits: DEFAULT_LIMITS, graphqlIntrospection: true, logLevel: 'silent' };

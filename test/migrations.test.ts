@@ -8,7 +8,7 @@ import { describeOnPostgres, freshPostgresDatabase } from './helpers/postgres';
 import { createTestDb, withPrisma, type TestDb } from './helpers/test-db';
 
 // Migrations are ordinary Prisma migrations in prisma/migrations, applied at
-// start by the WASM schema engine like `prisma migrate deploy` (API.md §0).
+// start by the WASM schema engine like `prisma migrate deploy` (docs/api.md, "Operations").
 
 /** The migration folders, read straight from disk. */
 const FOLDERS = readdirSync(MIGRATIONS_DIR, { withFileTypes: true })

@@ -4,7 +4,7 @@ import { describeOnPostgres, freshPostgresDatabase } from './helpers/postgres';
 import { graphqlOverHttp, killAll, runCli, startServer, tempDir, type ServerHandle } from './helpers/processes';
 import { basicHeader } from './helpers/test-app';
 
-// API.md §0: several processes may serve one PostgreSQL database at once, and
+// docs/api.md, "Operations": several processes may serve one PostgreSQL database at once, and
 // nothing that must be consistent lives in one process's memory.
 
 jest.setTimeout(120_000);

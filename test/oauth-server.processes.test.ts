@@ -6,7 +6,7 @@ import { describeOnPostgres, freshPostgresDatabase } from './helpers/postgres';
 import { killAll, startServer, type ServerHandle } from './helpers/processes';
 import { basicHeader, DEFAULT_LIMITS } from './helpers/test-app';
 
-// Codes and refresh tokens are single use across processes (API.md "OAuth 2.0
+// Codes and refresh tokens are single use across processes (docs/api.md, "OAuth 2.0
 // authorization server"): two server processes on one PostgreSQL, the same code
 // or refresh token sent to both at the same moment → exactly one gets tokens.
 

@@ -9,7 +9,7 @@ import { killAll, runToExit, SERVER_JS, startServer, tempDir, type ServerHandle 
 import { basicHeader, createTestApp, DEFAULT_LIMITS, TEST_HASH_KEY, type TestContext } from './helpers/test-app';
 import { withPrisma, type TestDb } from './helpers/test-db';
 
-// API.md §2, §5, §6: client secrets and access tokens are stored only as keyed
+// docs/api.md, "Authentication", "OAuth clients", "OAuth tokens": client secrets and access tokens are stored only as keyed
 // hashes plus their first 10 characters, and neither they nor passwords are ever
 // logged. A realistic session issues, uses, regenerates and revokes secrets; then
 // the whole database and every log line are searched for each of them.

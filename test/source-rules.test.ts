@@ -24,6 +24,24 @@ function linesMatching(files: string[], pattern: RegExp): string[] {
   );
 }
 
+describe('references in comments and docs', () => {
+  // The repository's documentation is docs/api.md and README.md; a comment points at a
+  // section of docs/api.md by its heading, or says the why itself. Documents that are
+  // not in the repository (an "API.md" with numbered sections, a "seed") must not come back.
+  const texts = [
+    ...['src', 'scripts', 'bench', 'test'].flatMap((dir) => filesUnder(dir, /\.(ts|js|md|graphql|sql)$/)),
+    ...filesUnder('docs', /\.(md|json)$/),
+    // (not prisma/migrations, nor the functions they inline: an applied migration's text is fixed)
+    'prisma/schema.prisma',
+    'README.md',
+    'schema.graphql',
+  ].filter((file) => file !== 'test/source-rules.test.ts');
+
+  it('cite no API.md and no seed section', () => {
+    expect(linesMatching(texts, /\bAPI\.md\b|seed §|seed rule/)).toEqual([]);
+  });
+});
+
 describe('one composition root', () => {
   const code = [...filesUnder('src', /\.ts$/), ...filesUnder('bench', /\.ts$/), ...filesUnder('scripts', /\.ts$/)];
 

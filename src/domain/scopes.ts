@@ -1,4 +1,4 @@
-// Token scopes (seed §4.3, API.md §3): parse, validate, decide.
+// Token scopes (docs/api.md, "Scopes and roles"): parse, validate, decide.
 
 export type Access = 'read' | 'write';
 
@@ -29,7 +29,7 @@ export function allScopesValid(scopes: readonly unknown[]): boolean {
 /**
  * Unscoped read/write grant every endpoint. Endpoints of a scope resource (users,
  * auditlogs) are also granted by `<resource>:<access>` and by the bare `<resource>`
- * (read and write on it, API.md §3); `tickets:read` grants nothing here.
+ * (read and write on it, docs/api.md, "Scopes and roles"); `tickets:read` grants nothing here.
  */
 export function scopesGrant(scopes: readonly string[], access: Access, resource?: string): boolean {
   if (scopes.includes(access)) return true;

@@ -7,7 +7,7 @@ export interface ErrorResponse {
   headers?: Record<string, string>;
 }
 
-/** Zendesk's error envelope (API.md §4), the one mapping from our error catalogue to HTTP. */
+/** Zendesk's error envelope (docs/api.md, "Errors"), the one mapping from our error catalogue to HTTP. */
 export function envelopeFor(err: unknown): ErrorResponse | undefined {
   if (err instanceof UnauthenticatedError) {
     return {

@@ -29,7 +29,7 @@ import {
   type Fields,
 } from './schemas';
 
-/** Zendesk's group JSON (API.md "Groups"). */
+/** Zendesk's group JSON (docs/api.md, "Groups"). */
 const GroupJson = Type.Object(
   {
     id: Type.Integer(),
@@ -47,7 +47,7 @@ const GroupJson = Type.Object(
 );
 const OneGroup = Type.Object({ group: GroupJson }, { additionalProperties: false });
 
-/** Zendesk's group JSON (API.md "Groups"). */
+/** Zendesk's group JSON (docs/api.md, "Groups"). */
 function serializeGroup(g: RestGroupFragment) {
   return {
     id: Number(g.id),

@@ -30,7 +30,7 @@ import {
   type Fields,
 } from './schemas';
 
-/** Zendesk's OAuth client JSON (API.md §5). */
+/** Zendesk's OAuth client JSON (docs/api.md, "OAuth clients"). */
 const OAuthClientJson = Type.Object(
   {
     id: Type.Integer(),
@@ -55,7 +55,7 @@ const OAuthClientJson = Type.Object(
   },
 );
 
-/** Zendesk's OAuth client JSON (API.md §5). */
+/** Zendesk's OAuth client JSON (docs/api.md, "OAuth clients"). */
 function serializeOAuthClient(c: RestOAuthClientFragment) {
   return {
     id: Number(c.id),

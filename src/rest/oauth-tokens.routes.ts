@@ -38,7 +38,7 @@ const TOKEN_EXAMPLE = {
   used_at: '2026-11-22T08:00:00Z', refresh_token: null, refresh_token_expires_at: null, url: 'https://help.example.com/api/v2/oauth/tokens/42.json',
 };
 
-/** Zendesk's OAuth token JSON (API.md §6). */
+/** Zendesk's OAuth token JSON (docs/api.md, "OAuth tokens"). */
 const OAuthTokenJson = Type.Object(
   {
     id: Type.Integer(),
@@ -57,7 +57,7 @@ const OAuthTokenJson = Type.Object(
 );
 const OneToken = Type.Object({ token: OAuthTokenJson }, { additionalProperties: false });
 
-/** Zendesk's OAuth token JSON (API.md §6). */
+/** Zendesk's OAuth token JSON (docs/api.md, "OAuth tokens"). */
 function serializeOAuthToken(t: RestOAuthTokenFragment) {
   return {
     id: Number(t.id),
@@ -202,7 +202,7 @@ export const oauthTokenRoutes: AnyRestRoute[] = [
     },
     variables: (req) => {
       const body = unwrap(req.body, 'token');
-      // The body's client_id wins; the query parameter is the fallback (seed §4.2). The domain judges either.
+      // The body's client_id wins; the query parameter is the fallback (docs/api.md, "OAuth tokens"). The domain judges either.
       const clientId = body.client_id ?? req.query.client_id;
       return { input: { clientId: clientId == null ? null : idText(clientId), scopes: body.scopes ?? null } };
     },

@@ -35,7 +35,7 @@ const Capabilities = Type.Object(
   { additionalProperties: false },
 );
 
-/** Zendesk's voice phone number JSON (API.md "Voice phone numbers"). */
+/** Zendesk's voice phone number JSON (docs/api.md, "Voice phone numbers"). */
 const PhoneNumberJson = Type.Object(
   {
     id: Type.Integer(),
@@ -60,7 +60,7 @@ const PhoneNumberJson = Type.Object(
 );
 const OnePhoneNumber = Type.Object({ phone_number: PhoneNumberJson }, { additionalProperties: false });
 
-/** Zendesk's voice phone number JSON (API.md "Voice phone numbers"). */
+/** Zendesk's voice phone number JSON (docs/api.md, "Voice phone numbers"). */
 function serializePhoneNumber(p: RestPhoneNumberFragment) {
   return {
     id: Number(p.id),

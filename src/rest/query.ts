@@ -19,7 +19,7 @@ export interface CursorPageInfo {
 }
 
 /**
- * The cursor mode's `meta` and `links` (API.md "Pagination"), for a page read
+ * The cursor mode's `meta` and `links` (docs/api.md, "Pagination"), for a page read
  * forward (page[after]) or backward (page[before]): links keep the request's
  * other parameters.
  */
@@ -35,7 +35,7 @@ export function cursorPageFields(pageInfo: CursorPageInfo, backward: boolean, ba
 }
 
 /**
- * The offset mode's `next_page`, `previous_page` and `count` (API.md "Pagination"):
+ * The offset mode's `next_page`, `previous_page` and `count` (docs/api.md, "Pagination"):
  * links to the neighbouring pages that keep the request's other parameters.
  */
 export function offsetPageFields(page: { page: number; hasNextPage: boolean; hasPreviousPage: boolean }, count: number, baseUrl: string, requestUrl: string) {

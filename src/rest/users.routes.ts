@@ -44,7 +44,7 @@ const USER_EXAMPLE = {
   role: 'agent', active: true, created_at: '2026-11-21T10:29:59Z', updated_at: '2026-11-21T10:29:59Z',
 };
 
-/** Zendesk's user JSON (API.md "Users"). */
+/** Zendesk's user JSON (docs/api.md, "Users"). */
 const UserJson = Type.Object(
   {
     id: Type.Integer(),
@@ -60,7 +60,7 @@ const UserJson = Type.Object(
 );
 const OneUser = Type.Object({ user: UserJson }, { additionalProperties: false });
 
-/** Zendesk's user JSON (API.md "Users"). */
+/** Zendesk's user JSON (docs/api.md, "Users"). */
 function serializeUser(u: RestUserFragment) {
   return {
     id: Number(u.id),

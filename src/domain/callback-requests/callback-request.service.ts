@@ -29,12 +29,12 @@ export interface CallbackRequestPage {
 }
 
 const RATE_LIMIT_BUCKET = 'callback_requests';
-/** With omnichannel routing only the first requested group routes; otherwise all do (seed §2.3). */
+/** With omnichannel routing only the first requested group routes; otherwise all do (docs/api.md, "Voice callback requests"). */
 function routedGroups(requested: bigint[], omnichannelRouting: boolean): bigint[] {
   return omnichannelRouting ? requested.slice(0, 1) : requested;
 }
 
-/** Voice callback requests of the viewer's account (API.md §7): validation, routing, the account's window. */
+/** Voice callback requests of the viewer's account (docs/api.md, "Voice callback requests"): validation, routing, the account's window. */
 export class CallbackRequestService {
   constructor(
     private readonly requests: CallbackRequestRepository,

@@ -25,7 +25,7 @@ function validate(input: GroupInput, creating: boolean): GroupChanges {
   return { name: name ?? undefined, description: description === null ? '' : description };
 }
 
-/** Groups of an account (API.md "Groups"): agents read them, admins write them. Every change is audited in its transaction. */
+/** Groups of an account (docs/api.md, "Groups"): agents read them, admins write them. Every change is audited in its transaction. */
 export class GroupService {
   constructor(
     private readonly db: Transactions,

@@ -43,7 +43,7 @@ function validate(input: PhoneNumberInput, v: Validator): PhoneNumberChanges {
 }
 
 /**
- * Voice phone numbers of an account (API.md "Voice phone numbers"): agents read
+ * Voice phone numbers of an account (docs/api.md, "Voice phone numbers"): agents read
  * them, admins write them. Deleting is a soft delete that cancels the number's
  * open callback requests; creating the same number again brings it back.
  */

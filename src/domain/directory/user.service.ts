@@ -85,7 +85,7 @@ function kdfTurnOf(acting: Acting) {
 }
 
 /**
- * Users of an account (API.md "Users"): validation, the last-admin rule, and what
+ * Users of an account (docs/api.md, "Users"): validation, the last-admin rule, and what
  * deactivating takes with it. Admins manage the account's users; anyone reads
  * and changes the password of themselves (usersVisibleTo). Every change writes
  * its audit record in the change's transaction.
@@ -268,7 +268,7 @@ export class UserService {
   }
 
   /**
-   * A previous password is checked like a Basic login (API.md "Authentication"):
+   * A previous password is checked like a Basic login (docs/api.md, "Authentication"):
    * counted in the email's failed-login window first (10 wrong ones within the
    * window: 429, the same count as Basic's), one KDF in the caller's place of the
    * KDF queue (full: 503, not counted), and a success clears the count. So a token

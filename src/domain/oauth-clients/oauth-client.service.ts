@@ -20,7 +20,7 @@ export interface ClientForGrant {
 }
 
 /**
- * OAuth clients of the viewer's account (API.md §5): validation, secrets, and
+ * OAuth clients of the viewer's account (docs/api.md, "OAuth clients"): validation, secrets, and
  * what deleting one takes with it. Every change runs in one transaction with its
  * audit record (recordAudit on that transaction's connection).
  */

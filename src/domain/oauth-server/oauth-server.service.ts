@@ -13,7 +13,7 @@ export { authorizationResponseUrl, type AuthorizationRequest, type Authorization
 export type { IssueAuthorizationCodeInput } from './authorization-code';
 
 /**
- * The OAuth 2.0 authorization server (API.md "OAuth 2.0 authorization server"):
+ * The OAuth 2.0 authorization server (docs/api.md, "OAuth 2.0 authorization server"):
  * one method per action, each in its own file. The HTTP plugin
  * (http/plugins/oauth-server.ts) and the authorization pages call these; they
  * throw OAuthError subclasses for protocol errors.

@@ -2,7 +2,7 @@ import { isValidScope, type Access } from '../scopes';
 import { InvalidScopeError } from './oauth-errors';
 
 // The `scope` parameter (RFC 6749 §3.3): space-separated, each entry in the
-// grammar of API.md §3 (`read`, `write`, `impersonate`, `resource[:access]`),
+// grammar of docs/api.md, "Scopes and roles" (`read`, `write`, `impersonate`, `resource[:access]`),
 // capped by the client's scopes, and the client's scopes when absent.
 
 const MAX_SCOPES = 50;

@@ -28,7 +28,7 @@ function clientFilter(raw: unknown): bigint | undefined {
 }
 
 /**
- * OAuth access tokens (API.md §6): validation and the rules of the seed. Which
+ * OAuth access tokens (docs/api.md, "OAuth tokens"): validation and Zendesk's rules. Which
  * tokens a viewer reaches is the policy's row scope (tokensVisibleTo), applied by
  * the repository in every statement.
  */
@@ -47,11 +47,11 @@ export class OAuthTokenService {
     if (scopes === undefined || scopes === null || (Array.isArray(scopes) && scopes.length === 0)) v.add('scopes', 'BlankValue', 'Scopes: cannot be blank');
     else if (!Array.isArray(scopes) || !scopes.every((s) => typeof s === 'string')) v.add('scopes', 'InvalidValue', 'Scopes: must be an array of strings');
     else if (scopes.length > 50 || scopes.some((s: string) => s.length > 100)) v.add('scopes', 'TooLong', 'Scopes: at most 50 scopes of at most 100 characters');
-    // Invalid scopes are stored as given (seed §4.3 rule 6), but PostgreSQL text cannot hold NUL.
+    // Invalid scopes are stored as given (docs/api.md, "Scopes and roles"), but PostgreSQL text cannot hold NUL.
     else if (scopes.some((s: string) => s.includes('\0'))) v.add('scopes', 'InvalidValue', 'Scopes: must not contain NUL characters');
     v.throwIfAny();
     const token = randomUrlSafe(32); // 256 bits, 43 url-safe characters
-    // As given: invalid scopes are kept, and make every request with the token fail (seed §4.3 rule 6).
+    // As given: invalid scopes are kept, and make every request with the token fail (docs/api.md, "Scopes and roles").
     // the audit record is written by the same statement (no extra round trip on this hot path)
     const created = await this.tokens.insert(
       { accountId: viewer.accountId, userId: viewer.userId },

@@ -10,7 +10,7 @@ export function offsetPage(page: number | null, perPage: number | null): { page:
   return request.mode === 'offset' ? request : { page: 1, perPage: 100 };
 }
 
-/** Groups (API.md "Groups"): agents and admins read, admins write. */
+/** Groups (docs/api.md, "Groups"): agents and admins read, admins write. */
 @Resolver(() => Group)
 export class GroupResolver {
   @Allow('directory.read')

@@ -4,7 +4,7 @@ import type { GraphQLContext } from '../context';
 import { PhoneNumber, PhoneNumberInput, UpdatePhoneNumberInput } from '../types/directory.types';
 import { offsetPage } from './group.resolver';
 
-/** Voice phone numbers (API.md "Voice phone numbers"): agents and admins read, admins write. */
+/** Voice phone numbers (docs/api.md, "Voice phone numbers"): agents and admins read, admins write. */
 @Resolver(() => PhoneNumber)
 export class PhoneNumberResolver {
   @Allow('directory.read')

@@ -9,7 +9,7 @@ import { CreateUserInput, UpdateUserInput, User, UserConnection, UsersArgs } fro
 
 const MAX_ID = 9223372036854775807n;
 
-/** Users (API.md "Users"): admins list and manage the account's; anyone reads themselves and sets their own password. */
+/** Users (docs/api.md, "Users"): admins list and manage the account's; anyone reads themselves and sets their own password. */
 @Resolver(() => User)
 export class UserResolver {
   @Allow('users.list')
