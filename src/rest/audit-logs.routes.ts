@@ -3,7 +3,7 @@ import { RestListAuditLogsDocument, RestShowAuditLogDocument, type RestAuditLogF
 import { BadRequestError, NotFoundError } from '../domain/errors';
 import { defineRoute, type AnyRestRoute, type RestRequest } from './adapter';
 import { isoSeconds } from './body';
-import { cursorPageFields } from './query';
+import { cursorPageFields, cursorVariables } from './pagination';
 import { answer, errorResponses, IdParams, INVALID, Nullable, PageFields, PageQuery, QueryString, StringEnum, Timestamp } from './schemas';
 
 // The query parameters' values, as the GraphQL enums name them.
@@ -118,10 +118,7 @@ function listVariables(req: RestRequest<typeof LIST_SCHEMA>): RestListAuditLogsQ
     sourceType: sourceType && SOURCE_TYPES[sourceType], actorId: q['filter[actor_id]'], action: action && ACTIONS[action], createdFrom, createdTo,
   };
   const sort = q.sort && SORTS[q.sort];
-  const size = q['page[size]'];
-  const after = q['page[after]'] || undefined;
-  const before = q['page[before]'] || undefined;
-  return { filter, sort, ...(before ? { last: size, before } : { first: size, after }) };
+  return { filter, sort, ...cursorVariables(q) };
 }
 
 /** The audit log (admins; Bearer tokens with read or auditlogs:read): cursor pages only, newest first by default. */
@@ -134,8 +131,7 @@ export const auditLogRoutes: AnyRestRoute[] = [
     variables: listVariables,
     respond: (data, req) => {
       const { edges, pageInfo } = data.auditLogs;
-      const backward = Boolean(req.query['page[before]']);
-      return { status: 200, body: { audit_logs: edges.map((e) => serializeAuditLog(e.node)), ...cursorPageFields(pageInfo, backward, req.baseUrl, req.url) } };
+      return { status: 200, body: { audit_logs: edges.map((e) => serializeAuditLog(e.node)), ...cursorPageFields(req, pageInfo) } };
     },
   }),
   defineRoute({
