@@ -1,10 +1,11 @@
 import { Type } from 'typebox';
 import { RestListAuditLogsDocument, RestShowAuditLogDocument, type RestAuditLogFragment, type RestListAuditLogsQueryVariables } from '../generated/graphql';
-import { BadRequestError, NotFoundError } from '../domain/errors';
+import { BadRequestError } from '../domain/errors';
 import { defineRoute, type AnyRestRoute, type RestRequest } from './adapter';
 import { isoSeconds } from './body';
 import { cursorPageFields, cursorVariables } from './pagination';
-import { answer, errorResponses, IdParams, INVALID, Nullable, PageFields, PageQuery, QueryString, StringEnum, Timestamp } from './schemas';
+import { showRoute } from './record-routes';
+import { answer, errorResponses, INVALID, Keyed, Nullable, PageFields, PageQuery, QueryString, StringEnum, Timestamp } from './schemas';
 
 // The query parameters' values, as the GraphQL enums name them.
 const SOURCE_TYPES = {
@@ -134,20 +135,11 @@ export const auditLogRoutes: AnyRestRoute[] = [
       return { status: 200, body: { audit_logs: edges.map((e) => serializeAuditLog(e.node)), ...cursorPageFields(req, pageInfo) } };
     },
   }),
-  defineRoute({
-    method: 'GET',
-    paths: ['/audit_logs/:id'],
+  showRoute({
+    path: '/audit_logs/:id',
     document: RestShowAuditLogDocument,
-    schema: {
-      operationId: 'showAuditLog', summary: 'Show an audit log record', tags: ['Audit logs'],
-      description: 'Admins; Bearer tokens with read or auditlogs:read.',
-      params: IdParams,
-      response: { 200: answer(Type.Object({ audit_log: AuditLogJson }, { additionalProperties: false }), 'The record'), ...errorResponses({ id: true }) },
-    },
-    variables: (req) => ({ id: req.params.id }),
-    respond: (data) => {
-      if (!data.auditLog) throw new NotFoundError();
-      return { status: 200, body: { audit_log: serializeAuditLog(data.auditLog) } };
-    },
+    schema: { operationId: 'showAuditLog', summary: 'Show an audit log record', tags: ['Audit logs'], description: 'Admins; Bearer tokens with read or auditlogs:read.' },
+    answer: { schema: Keyed('audit_log', AuditLogJson), description: 'The record' },
+    body: (data) => data.auditLog && { audit_log: serializeAuditLog(data.auditLog) },
   }),
 ];

@@ -10,7 +10,7 @@ import {
 import type { AnyRestRoute } from './adapter';
 import { isoSeconds } from './body';
 import { createRoute, deleteRoute, offsetListRoute, showRoute, updateRoute } from './record-routes';
-import { BodyField, mustBe, NullableTimestamp, Timestamp, unwrap, wrappedBody, type Fields } from './schemas';
+import { BodyField, Keyed, mustBe, NullableTimestamp, Timestamp, unwrap, wrappedBody, type Fields } from './schemas';
 
 /** Zendesk's group JSON (API.md "Groups"). */
 export const GroupJson = Type.Object(
@@ -28,7 +28,7 @@ export const GroupJson = Type.Object(
     examples: [{ id: 3, url: 'https://help.example.com/api/v2/groups/3.json', name: 'Support', description: 'First line', created_at: '2026-11-21T10:29:59Z', updated_at: null }],
   },
 );
-const OneGroup = Type.Object({ group: GroupJson }, { additionalProperties: false });
+const OneGroup = Keyed('group', GroupJson);
 
 /** Zendesk's group JSON (API.md "Groups"). */
 export function serializeGroup(g: RestGroupFragment) {

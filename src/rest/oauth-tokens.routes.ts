@@ -13,7 +13,7 @@ import { isoSeconds } from './body';
 import { pageFields, pageVariables } from './pagination';
 import { createRoute, deleteRoute, getRoute, showRoute } from './record-routes';
 import {
-  answer, BodyField, errorResponses, IdNumberOrDigits, IgnoredBody, mustBe, NoContent, Nullable, NullableTimestamp, PageFields, PageQuery, QueryBoolean,
+  answer, BodyField, Keyed, errorResponses, IdNumberOrDigits, IgnoredBody, mustBe, NoContent, Nullable, NullableTimestamp, PageFields, PageQuery, QueryBoolean,
   QueryString, Timestamp, unwrap, wrappedBody,
 } from './schemas';
 
@@ -39,7 +39,7 @@ export const OAuthTokenJson = Type.Object(
   },
   { additionalProperties: false, title: 'OAuthToken', examples: [TOKEN_EXAMPLE] },
 );
-const OneToken = Type.Object({ token: OAuthTokenJson }, { additionalProperties: false });
+const OneToken = Keyed('token', OAuthTokenJson);
 
 /** Zendesk's OAuth token JSON (API.md §6). */
 export function serializeOAuthToken(t: RestOAuthTokenFragment) {

@@ -10,7 +10,7 @@ import {
 import type { AnyRestRoute } from './adapter';
 import { isoSeconds } from './body';
 import { createRoute, deleteRoute, offsetListRoute, showRoute, updateRoute } from './record-routes';
-import { BodyField, mustBe, Nullable, NullableTimestamp, Timestamp, unwrap, wrappedBody, type Fields } from './schemas';
+import { BodyField, Keyed, mustBe, Nullable, NullableTimestamp, Timestamp, unwrap, wrappedBody, type Fields } from './schemas';
 
 const Capabilities = Type.Object(
   { voice: Type.Boolean(), sms: Type.Boolean(), mms: Type.Boolean() },
@@ -40,7 +40,7 @@ export const PhoneNumberJson = Type.Object(
     }],
   },
 );
-const OnePhoneNumber = Type.Object({ phone_number: PhoneNumberJson }, { additionalProperties: false });
+const OnePhoneNumber = Keyed('phone_number', PhoneNumberJson);
 
 /** Zendesk's voice phone number JSON (API.md "Voice phone numbers"). */
 export function serializePhoneNumber(p: RestPhoneNumberFragment) {

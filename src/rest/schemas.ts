@@ -171,6 +171,11 @@ export const PageFields = {
 
 // ---------------------------------------------------------------- answers
 
+/** One record under its key, as Zendesk answers it: {"user": {…}}. */
+export function Keyed<K extends string, T extends TSchema>(key: K, record: T) {
+  return Type.Object({ [key]: record } as Record<K, T>, { additionalProperties: false });
+}
+
 /** An answer without a body (204, or 201 of a callback request). */
 export function NoContent(description: string, headers?: Record<string, TSchema>) {
   return Type.Null({ description, ...(headers ? { headers } : {}) });

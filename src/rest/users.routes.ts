@@ -21,6 +21,7 @@ import {
   ERRORS,
   IdParams,
   IgnoredBody,
+  Keyed,
   INVALID,
   mustBe,
   NullableTimestamp,
@@ -57,7 +58,7 @@ export const UserJson = Type.Object(
   },
   { additionalProperties: false, title: 'User', examples: [USER_EXAMPLE] },
 );
-const OneUser = Type.Object({ user: UserJson }, { additionalProperties: false });
+const OneUser = Keyed('user', UserJson);
 
 /** Zendesk's user JSON (API.md "Users"). */
 export function serializeUser(u: RestUserFragment) {
