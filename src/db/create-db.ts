@@ -94,6 +94,11 @@ async function createPostgresDb(url: string, poolSize: number, countStatements: 
     async transaction(fn, first) {
       const client = await pool.connect();
       let broken: Error | undefined;
+      // A checked-out client has no pool listener: the server ending the session between
+      // two statements (a restart, pg_ctl stop) would be an unhandled 'error' event, which
+      // ends the process. Noted here, the next statement fails and the client is dropped.
+      const onError = (e: Error) => (broken = e);
+      client.on('error', onError);
       try {
         // Without parameters, "BEGIN; <first>" is one simple-protocol query.
         await client.query(first ? `BEGIN; ${first}` : 'BEGIN');
@@ -105,6 +110,7 @@ async function createPostgresDb(url: string, poolSize: number, countStatements: 
         await client.query('ROLLBACK').catch((e: Error) => (broken = e));
         throw err;
       } finally {
+        client.off('error', onError);
         client.release(broken);
       }
     },
