@@ -64,6 +64,16 @@ const results: Shutdown[] = [];
 
 async function shutdownUnderLoad(label: string, server: ServerHandle, round: number): Promise<Shutdown> {
   const bearer = { authorization: stack.adminBearer };
+  // Warm every process up first (each route compiled, each pool connected): the drill
+  // is about the drain, and fresh WEB_CONCURRENCY workers on a busy 2-core machine
+  // otherwise spent longer than the 10 s grace finishing their first requests.
+  for (let i = 0; i < 6; i++) {
+    await Promise.all([
+      call('warm-up', `${server.url}/api/v2/oauth/clients.json`, { headers: bearer }),
+      call('warm-up', `${server.url}/api/v2/oauth/tokens.json?page[size]=5`, { headers: bearer }),
+      graphql('warm-up', server.url, '{ me { email } oauthClients { id } }', {}, bearer),
+    ]);
+  }
   const lock = new pg.Client({ connectionString: stack.databaseUrl });
   await lock.connect();
   try {

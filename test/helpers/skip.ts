@@ -12,7 +12,7 @@ export type SkipKind = 'needs-postgres' | 'needs-pglite' | 'needs-chromium' | 'n
 const REQUIRED_IN_CI: ReadonlySet<SkipKind> = new Set(['needs-chromium', 'needs-curl']);
 
 /** The title suffix of a skipped block; skipped-tests.js reads it back (keep both in step). */
-export const skipTag = (kind: SkipKind, why: string) => `[skipped: ${kind} — ${why}]`;
+const skipTag = (kind: SkipKind, why: string) => `[skipped: ${kind} — ${why}]`;
 
 /** `describe` when `condition` holds; otherwise a skipped block that says why (or, in CI, a failing one). */
 export function describeIf(condition: boolean, kind: SkipKind, why: string): jest.Describe {

@@ -66,5 +66,4 @@ function main([file, allowed = '']) {
 }
 
 module.exports = SkippedTestsReporter;
-module.exports.skippedTests = skippedTests;
 if (require.main === module) main(process.argv.slice(2));
