@@ -11,7 +11,7 @@ import { describeIf } from './helpers/skip';
 // error page; the application's side is oauth4webapi (PKCE, the code exchange),
 // and its callback a small server on 127.0.0.1. Screenshots of every page go to
 // test-output/screenshots/. Forms, cookies and CSRF without a browser (so on every
-// machine): test/oauth-authorize.pages.test.ts.
+// machine): test/oauth-authorize.forms.test.ts.
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const SHOTS = path.join(__dirname, '..', 'test-output', 'screenshots');
