@@ -3,6 +3,9 @@ import type { AccountScope, OwnerScope } from '../authorization';
 import { auditCte, originParams, type AuditActor, type AuditRowSql } from '../audit/audit-log.repository';
 import type { KeysetPage, OffsetPage, PageResult } from '../pagination';
 import type { RequestOrigin, Role } from '../auth/viewer';
+import type { GrantType, OAuthTokenRecord } from './oauth-token.record';
+
+export type { GrantType, OAuthTokenRecord } from './oauth-token.record';
 
 // The only module that reads or writes oauth_tokens. Every statement is plain
 // SQL (one statement per request on the hot paths, prepared once per connection:
@@ -12,26 +15,6 @@ import type { RequestOrigin, Role } from '../auth/viewer';
 // records itself (auditCte: the same statement, so the same transaction, and no
 // extra round trip), except revokeAllOfClient and revokeGrant, whose callers
 // record the change in their transaction (recordAudit).
-
-export interface OAuthTokenRecord {
-  id: bigint;
-  accountId: bigint;
-  clientId: bigint | null;
-  userId: bigint;
-  /** full right after create, else the first 10 characters */
-  token: string;
-  scopes: string[];
-  createdAt: Date;
-  expiresAt: Date | null;
-  usedAt: Date | null;
-  /** how the grant endpoint issued it; null for tokens made by admins */
-  grantType: GrantType | null;
-  /** full right after issue, else its first 10 characters; null when it has none */
-  refreshToken: string | null;
-  refreshTokenExpiresAt: Date | null;
-}
-
-export type GrantType = 'authorization_code' | 'refresh_token' | 'client_credentials';
 
 /** What a token issued by the grant endpoint is made of (hashes for storage, the texts for the one response). */
 export interface NewGrantToken {
