@@ -1,6 +1,6 @@
-// What a token is, as every layer reads it. Apart from the repository that
-// maps rows to it, so that the viewer (which carries the presented token's
-// record) does not depend on the repository, which depends on the viewer.
+// What a token is, as every layer reads it. Apart from the other token shapes
+// (oauth-token.types.ts), which import the viewer: the viewer carries the
+// presented token's record, and must not import them back (no cycle in src).
 
 export interface OAuthTokenRecord {
   id: bigint;
