@@ -12,7 +12,7 @@ import type { AuditSourceType } from './audit-source-types';
 
 export type AuditAction = 'create' | 'update' | 'destroy';
 export const AUDIT_ACTIONS: readonly AuditAction[] = ['create', 'update', 'destroy'];
-export { AUDIT_SOURCE_TYPES, type AuditSourceType } from './audit-source-types';
+export type { AuditSourceType } from './audit-source-types';
 
 /** Who made a change, and how it arrived. */
 export interface AuditActor {
