@@ -1,4 +1,4 @@
-// Token scopes (seed §4.3, docs/api.md "Scopes and roles"): parse, validate, decide.
+// Token scopes (docs/api.md "Scopes and roles"): parse, validate, decide.
 
 export type Access = 'read' | 'write';
 
@@ -29,7 +29,7 @@ export const MAX_SCOPE_LENGTH = 100;
 /**
  * Why a list of scopes cannot be taken in, or undefined when it can: more than
  * MAX_SCOPES, one over MAX_SCOPE_LENGTH, or a NUL character (PostgreSQL text
- * cannot hold it; invalid scopes are otherwise stored as given, seed §4.3 rule 6).
+ * cannot hold it; invalid scopes are otherwise stored as given, and refused when used).
  */
 export function scopeListProblem(scopes: readonly string[]): { error: 'TooLong' | 'InvalidValue'; description: string } | undefined {
   if (scopes.length > MAX_SCOPES || scopes.some((s) => s.length > MAX_SCOPE_LENGTH)) {
