@@ -11,6 +11,8 @@ import { retryAfterOf, type DomainError, type ErrorCode } from '../errors';
 export abstract class OAuthError extends Error {
   abstract readonly error: string;
   readonly status: number = 400;
+  /** seconds for Retry-After, when waiting helps */
+  readonly retryAfter?: number;
   constructor(readonly description: string) {
     super(description);
   }
@@ -95,4 +97,16 @@ const FROM_KIND: Record<ErrorCode, ((err: DomainError) => OAuthError) | null> = 
 /** The protocol error for a domain error, or undefined when there is none (a bug). */
 export function oauthErrorFor(err: DomainError): OAuthError | undefined {
   return FROM_KIND[err.code]?.(err);
+}
+
+/**
+ * A limit on what one user or client may hold live (docs/api.md): invalid_request,
+ * with 429 and Retry-After at the grant endpoint when the time a slot frees is known.
+ */
+export class LiveLimitError extends InvalidRequestError {
+  readonly status: number;
+  constructor(description: string, readonly retryAfter?: number) {
+    super(description);
+    this.status = retryAfter === undefined ? 400 : 429;
+  }
 }
