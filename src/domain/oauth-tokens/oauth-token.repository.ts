@@ -26,6 +26,8 @@ export interface OAuthTokenRecord {
   usedAt: Date | null;
   /** how the grant endpoint issued it; null for tokens made by admins */
   grantType: GrantType | null;
+  /** the grant (family) it dies with: the grant endpoint's tokens, and tokens minted with one of them */
+  grantId: bigint | null;
   /** full right after issue, else its first 10 characters; null when it has none */
   refreshToken: string | null;
   refreshTokenExpiresAt: Date | null;
@@ -103,17 +105,17 @@ type Int8 = string | number | bigint;
 interface SqlRow {
   id: Int8; account_id: Int8; client_id: Int8 | null; user_id: Int8; token_prefix: string; scopes: string[];
   created_at: Date; expires_at: Date | null; used_at: Date | null;
-  grant_type: GrantType | null; refresh_token_prefix: string | null; refresh_token_expires_at: Date | null;
+  grant_type: GrantType | null; grant_id: Int8 | null; refresh_token_prefix: string | null; refresh_token_expires_at: Date | null;
 }
 const COLUMNS =
   "t.id, t.account_id, t.client_id, t.user_id, t.token_prefix, coalesce(t.scopes, '{}') AS scopes, t.created_at, t.expires_at, t.used_at, " +
-  't.grant_type::text AS grant_type, t.refresh_token_prefix, t.refresh_token_expires_at';
+  't.grant_type::text AS grant_type, t.grant_id, t.refresh_token_prefix, t.refresh_token_expires_at';
 
 function toRecord(r: SqlRow, full?: { token: string; refreshToken?: string }): OAuthTokenRecord {
   return {
     id: BigInt(r.id), accountId: BigInt(r.account_id), clientId: r.client_id === null ? null : BigInt(r.client_id), userId: BigInt(r.user_id),
     token: full?.token ?? r.token_prefix, scopes: r.scopes, createdAt: r.created_at, expiresAt: r.expires_at, usedAt: r.used_at,
-    grantType: r.grant_type, refreshToken: full?.refreshToken ?? r.refresh_token_prefix, refreshTokenExpiresAt: r.refresh_token_expires_at,
+    grantType: r.grant_type, grantId: r.grant_id === null ? null : BigInt(r.grant_id), refreshToken: full?.refreshToken ?? r.refresh_token_prefix, refreshTokenExpiresAt: r.refresh_token_expires_at,
   };
 }
 
@@ -176,21 +178,29 @@ export class OAuthTokenRepository {
 
   /**
    * Stores a token for one of the scope's account's clients, owned by `userId`,
-   * and its audit record; null when the client is not the account's. One statement.
+   * and its audit record; null when the client is not the account's, or when
+   * `grantId` names a grant that is revoked (its row is share-locked, as
+   * issueForGrant does, so a family revocation running meanwhile sees this token).
+   * One statement.
    */
   async insert(
     scope: { accountId: bigint; userId: bigint },
-    row: { clientId: bigint; tokenHash: string; token: string; scopes: string[] },
+    row: { clientId: bigint; tokenHash: string; token: string; scopes: string[]; expiresAt: Date | null; grantId: bigint | null },
     audit: TokenAudit,
   ): Promise<OAuthTokenRecord | null> {
     const [inserted] = await this.db.sql<SqlRow>(
       `WITH created AS (
-         INSERT INTO oauth_tokens AS t (account_id, client_id, user_id, token_hash, token_prefix, scopes)
-         SELECT c.account_id, c.id, $3, $4, $5, $6::text[] FROM oauth_clients c WHERE c.id = $1 AND c.account_id = $2
+         INSERT INTO oauth_tokens AS t (account_id, client_id, user_id, token_hash, token_prefix, scopes, expires_at, grant_id)
+         SELECT c.account_id, c.id, $3, $4, $5, $6::text[], $7::timestamptz, $8::bigint FROM oauth_clients c
+          WHERE c.id = $1 AND c.account_id = $2
+            AND ($8::bigint IS NULL OR EXISTS (SELECT 1 FROM oauth_grants g WHERE g.id = $8::bigint AND g.revoked_at IS NULL FOR SHARE OF g))
          RETURNING ${COLUMNS}
-       ), audit AS (${auditCte('created', 'create', 'oauth_token', byActor('created', 7), 10)})
+       ), audit AS (${auditCte('created', 'create', 'oauth_token', byActor('created', 9), 12)})
        SELECT * FROM created`,
-      [String(row.clientId), String(scope.accountId), String(scope.userId), row.tokenHash, row.token.slice(0, TOKEN_PREFIX_LENGTH), row.scopes, ...tokenAuditParams(audit)],
+      [
+        String(row.clientId), String(scope.accountId), String(scope.userId), row.tokenHash, row.token.slice(0, TOKEN_PREFIX_LENGTH), row.scopes,
+        row.expiresAt, row.grantId === null ? null : String(row.grantId), ...tokenAuditParams(audit),
+      ],
     );
     return inserted ? toRecord(inserted, { token: row.token }) : null;
   }
@@ -227,7 +237,7 @@ export class OAuthTokenRepository {
        )
        SELECT found.id, found.account_id, found.user_id, found.scopes, found.client_id, found.token_prefix, found.created_at,
               found.expires_at, COALESCE((SELECT used_at FROM touched), found.used_at) AS used_at,
-              found.grant_type, found.refresh_token_prefix, found.refresh_token_expires_at,
+              found.grant_type, found.grant_id, found.refresh_token_prefix, found.refresh_token_expires_at,
               found.client_scopes, found.role, found.email, found.name
          FROM found`,
       [tokenHash, subdomain ?? null],
@@ -325,18 +335,21 @@ export class OAuthTokenRepository {
   }
 
   /**
-   * Revokes every live token of a client, inside the caller's transaction
-   * (deleting a client, which records the change), and detaches all its tokens
-   * from their grants: the client's grants go with it (ON DELETE CASCADE), and a
-   * token reached by both cascades (client_id and grant_id SET NULL) in one
-   * statement would fail its foreign key check. One statement; the number of
-   * tokens it revoked.
+   * Revokes every live token of a client, and every token of its grants (a token
+   * of another client minted with one of this client's tokens dies with them),
+   * inside the caller's transaction (deleting a client, which records the
+   * change), and detaches all of them from their grants: the client's grants go
+   * with it (ON DELETE CASCADE), and a token reached by both cascades (client_id
+   * and grant_id SET NULL) in one statement would fail its foreign key check. One
+   * statement; the number of tokens it revoked.
    */
   async revokeAllOfClient(clientId: bigint): Promise<number> {
     const [row] = await this.db.sql<{ revoked: Int8 }>(
       `WITH touched AS (
          UPDATE oauth_tokens t SET revoked_at = COALESCE(t.revoked_at, now()), grant_id = NULL
-           FROM (SELECT id, revoked_at IS NULL AS live FROM oauth_tokens WHERE client_id = $1 AND (revoked_at IS NULL OR grant_id IS NOT NULL) FOR UPDATE) o
+           FROM (SELECT id, revoked_at IS NULL AS live FROM oauth_tokens
+                  WHERE (client_id = $1 OR grant_id IN (SELECT g.id FROM oauth_grants g WHERE g.client_id = $1))
+                    AND (revoked_at IS NULL OR grant_id IS NOT NULL) FOR UPDATE) o
           WHERE t.id = o.id
          RETURNING o.live
        )
