@@ -13,6 +13,7 @@ import { checkOffsetPage, type KeysetPage, type OffsetPage, type PageResult } fr
 import { OAuthTokenRepository } from '../oauth-tokens/oauth-token.repository';
 import { OAuthGrantRepository } from '../oauth-server/oauth-grant.repository';
 import { auditActorOf, booleanField, changedFields, isViewer, scopeOf, textField, type Acting } from './acting';
+import { checkCreate, checkSetPassword, checkUpdate } from './sign-in-power';
 import { UNUSABLE_PASSWORD_HASH, UserRepository, type UserChanges, type UserRecord } from './user.repository';
 
 export type { UserRecord } from './user.repository';
@@ -157,6 +158,7 @@ export class UserService {
     const role = input.role === undefined || input.role === null ? 'end_user' : roleField(v, input.role);
     const password = passwordField(v, 'password', 'Password', input.password, false);
     v.throwIfAny();
+    checkCreate(acting, role, password !== undefined);
     const passwordHash = password === undefined ? UNUSABLE_PASSWORD_HASH : await hashPassword(password, kdfTurnOf(acting));
     return this.db.transaction(async (sql) => {
       const user = await new UserRepository({ sql }).insert(scopeOf(acting), { name: name!, email: email!, role: role!, passwordHash });
@@ -185,6 +187,7 @@ export class UserService {
       active: input.active === null ? (v.add('active', 'InvalidValue', 'Active: must be true or false'), undefined) : booleanField(v, 'active', 'Active', input.active),
     };
     v.throwIfAny();
+    checkUpdate(acting, changes.role);
     const scope = scopeOf(acting);
     return this.db.transaction(async (sql) => {
       const users = new UserRepository({ sql });
@@ -248,6 +251,7 @@ export class UserService {
     const found = id === null ? null : await this.users.lock(scope, id, false);
     if (!found) notFound();
     const own = found.user.id === viewer.userId && viewer.impersonatorId === undefined;
+    checkSetPassword(viewer, own);
     const v = new Validator();
     const next = passwordField(v, 'password', 'Password', password, true);
     const previous = own ? passwordField(v, 'previous_password', 'Previous password', previousPassword, true) : undefined;
