@@ -14,6 +14,7 @@ import { OAuthTokenRepository } from '../oauth-tokens/oauth-token.repository';
 import { OAuthGrantRepository } from '../oauth-server/oauth-grant.repository';
 import { auditActorOf, booleanField, changedFields, isViewer, scopeOf, textField, type Acting } from './acting';
 import { checkCreate, checkSetPassword, checkUpdate } from './sign-in-power';
+import { endGrantsOfUser } from './password-change';
 import { UNUSABLE_PASSWORD_HASH, UserRepository, type UserChanges, type UserRecord } from './user.repository';
 
 export type { UserRecord } from './user.repository';
@@ -268,9 +269,10 @@ export class UserService {
         throw new ValidationError({ previous_password: [{ error: 'InvalidValue', description: 'Previous password: is not correct' }] });
       }
       await users.setPasswordHash(accountScope(viewer), found.user.id, passwordHash);
+      const revoked = await endGrantsOfUser(sql, auditActorOf(viewer), accountScope(viewer), found.user.id);
       await recordAudit(sql, auditActorOf(viewer), {
         action: 'update', sourceType: 'user', sourceId: found.user.id, sourceLabel: locked.user.name, changedFields: ['password'],
-        description: own ? 'Changed their password' : 'Password set by an admin',
+        description: `${own ? 'Changed their password' : 'Password set by an admin'}${revoked > 0 ? `; ${plural(revoked, 'token')} revoked` : ''}`,
       });
     });
   }

@@ -470,6 +470,23 @@ export class OAuthTokenRepository {
   }
 
   /**
+   * Revokes every token of every grant of a user of the scope's account (their
+   * password changed), in the caller's transaction after the grants' own rows
+   * (OAuthGrantRepository.revokeAllOfUser); the tokens it revoked, for the
+   * caller's audit records. Tokens of no grant (API tokens) stay.
+   */
+  async revokeGrantTokensOfUser(scope: AccountScope, userId: bigint): Promise<RevokedToken[]> {
+    const rows = await this.db.sql<{ id: Int8; account_id: Int8; user_id: Int8; token_prefix: string }>(
+      `UPDATE oauth_tokens t SET revoked_at = now()
+         FROM oauth_grants g
+        WHERE g.id = t.grant_id AND g.account_id = $1 AND g.user_id = $2 AND t.revoked_at IS NULL
+       RETURNING t.id, t.account_id, t.user_id, t.token_prefix`,
+      [String(scope.accountId), String(userId)],
+    );
+    return rows.map((r) => ({ id: BigInt(r.id), accountId: BigInt(r.account_id), userId: BigInt(r.user_id), prefix: r.token_prefix }));
+  }
+
+  /**
    * Revokes every token of a grant (a family), in the caller's transaction after
    * the grant's own row; the tokens it revoked, for the caller's audit records.
    */
