@@ -16,6 +16,8 @@ export interface UserRecord {
   email: string;
   role: Role;
   active: boolean;
+  /** when the password was last set: sessions signed in before it have ended */
+  passwordChangedAt: Date;
   createdAt: Date;
   updatedAt: Date | null;
 }
@@ -41,14 +43,14 @@ export const UNUSABLE_PASSWORD_HASH = '!no-password';
 
 type Int8 = string | number | bigint;
 interface SqlRow {
-  id: Int8; account_id: Int8; name: string; email: string; role: Role; active: boolean; created_at: Date; updated_at: Date | null;
+  id: Int8; account_id: Int8; name: string; email: string; role: Role; active: boolean; password_changed_at: Date; created_at: Date; updated_at: Date | null;
 }
-const COLUMNS = 'u.id, u.account_id, u.name, u.email, u.role::text AS role, u.active, u.created_at, u.updated_at';
+const COLUMNS = 'u.id, u.account_id, u.name, u.email, u.role::text AS role, u.active, u.password_changed_at, u.created_at, u.updated_at';
 
 function toRecord(r: SqlRow): UserRecord {
   return {
     id: BigInt(r.id), accountId: BigInt(r.account_id), name: r.name, email: r.email, role: r.role, active: r.active,
-    createdAt: r.created_at, updatedAt: r.updated_at,
+    passwordChangedAt: r.password_changed_at, createdAt: r.created_at, updatedAt: r.updated_at,
   };
 }
 
