@@ -16,8 +16,6 @@ export interface UserRecord {
   email: string;
   role: Role;
   active: boolean;
-  /** when the password was last set: sessions signed in before it have ended */
-  passwordChangedAt: Date;
   createdAt: Date;
   updatedAt: Date | null;
 }
@@ -25,6 +23,11 @@ export interface UserRecord {
 /** The users a viewer reaches: the account's, or one of them (usersVisibleTo). */
 export interface UserScope extends AccountScope {
   id?: bigint;
+}
+
+/** A user with when their password was last set: sessions that began before it have ended. */
+export interface SignedInUserRecord extends UserRecord {
+  passwordChangedAt: Date;
 }
 
 /** Writable columns of an update (REST names in the audit log: name, email, role, active). */
@@ -43,14 +46,14 @@ export const UNUSABLE_PASSWORD_HASH = '!no-password';
 
 type Int8 = string | number | bigint;
 interface SqlRow {
-  id: Int8; account_id: Int8; name: string; email: string; role: Role; active: boolean; password_changed_at: Date; created_at: Date; updated_at: Date | null;
+  id: Int8; account_id: Int8; name: string; email: string; role: Role; active: boolean; created_at: Date; updated_at: Date | null;
 }
-const COLUMNS = 'u.id, u.account_id, u.name, u.email, u.role::text AS role, u.active, u.password_changed_at, u.created_at, u.updated_at';
+const COLUMNS = 'u.id, u.account_id, u.name, u.email, u.role::text AS role, u.active, u.created_at, u.updated_at';
 
 function toRecord(r: SqlRow): UserRecord {
   return {
     id: BigInt(r.id), accountId: BigInt(r.account_id), name: r.name, email: r.email, role: r.role, active: r.active,
-    passwordChangedAt: r.password_changed_at, createdAt: r.created_at, updatedAt: r.updated_at,
+    createdAt: r.created_at, updatedAt: r.updated_at,
   };
 }
 
@@ -86,6 +89,18 @@ export class UserRepository {
     params.push(String(id));
     const [row] = await this.db.sql<SqlRow>(`SELECT ${COLUMNS} FROM users u WHERE ${where} AND u.id = $${params.length}`, params);
     return row ? toRecord(row) : null;
+  }
+
+  /** A user with password_changed_at (the authorization pages' sessions); null outside the scope. */
+  async findSignedIn(scope: UserScope, id: bigint): Promise<SignedInUserRecord | null> {
+    const params: unknown[] = [];
+    const where = scopeSql(scope, params);
+    params.push(String(id));
+    const [row] = await this.db.sql<SqlRow & { password_changed_at: Date }>(
+      `SELECT ${COLUMNS}, u.password_changed_at FROM users u WHERE ${where} AND u.id = $${params.length}`,
+      params,
+    );
+    return row ? { ...toRecord(row), passwordChangedAt: row.password_changed_at } : null;
   }
 
   /** Users by id within the scope, for DataLoader batching. */

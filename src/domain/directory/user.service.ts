@@ -15,7 +15,7 @@ import { OAuthGrantRepository } from '../oauth-server/oauth-grant.repository';
 import { auditActorOf, booleanField, changedFields, isViewer, scopeOf, textField, type Acting } from './acting';
 import { checkCreate, checkSetPassword, checkUpdate } from './sign-in-power';
 import { endGrantsOfUser } from './password-change';
-import { UNUSABLE_PASSWORD_HASH, UserRepository, type UserChanges, type UserRecord } from './user.repository';
+import { UNUSABLE_PASSWORD_HASH, UserRepository, type SignedInUserRecord, type UserChanges, type UserRecord } from './user.repository';
 
 export type { UserRecord } from './user.repository';
 
@@ -119,9 +119,9 @@ export class UserService {
     return visible.length ? this.users.findMany(scope, visible) : Promise.resolve([]);
   }
 
-  /** A user of a known account (the authorization pages' signed-in user). */
-  findInAccount(scope: AccountScope, id: bigint): Promise<UserRecord | null> {
-    return this.users.find(scope, id);
+  /** A user of a known account, with when their password last changed (the authorization pages' signed-in user). */
+  findInAccount(scope: AccountScope, id: bigint): Promise<SignedInUserRecord | null> {
+    return this.users.findSignedIn(scope, id);
   }
 
   listKeyset(viewer: Viewer, role: Role | undefined, page: KeysetPage): Promise<PageResult<UserRecord>> {
