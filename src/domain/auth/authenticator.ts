@@ -1,6 +1,6 @@
 import { isIP } from 'node:net';
 import type { LoginRepository, LoginWindow, UserRow } from './login.repository';
-import type { OAuthTokenRepository } from '../oauth-tokens/oauth-token.repository';
+import type { PresentedTokenRepository } from '../oauth-tokens/presented-token.repository';
 import type { Limits } from '../../config';
 import { ForbiddenError, RateLimitedError, ServiceUnavailableError, UnauthenticatedError } from '../errors';
 import { constantTimeEqual, hmacHex, sha256Hex } from '../crypto';
@@ -24,7 +24,7 @@ export interface AuthenticatorOptions {
   /** every statement of the login: credential lookup and throttle windows */
   logins: LoginRepository;
   /** the Bearer lookup */
-  tokens: OAuthTokenRepository;
+  tokens: PresentedTokenRepository;
   hashKey: Buffer;
   limits: Pick<Limits, 'loginFailures' | 'loginAddressFailures' | 'loginWindowSeconds'>;
 }

@@ -1,4 +1,4 @@
-import type { Db } from '../../db/create-db';
+import type { TenantSql } from '../../db/tenant-sql';
 import type { Role } from './viewer';
 
 // Every statement of a login (authenticator.ts): the credentials' user and the
@@ -26,7 +26,7 @@ export interface LoginWindow {
 const USER_COLUMNS = 'id, account_id, role::text AS role, email, name, password_hash, active';
 
 export class LoginRepository {
-  constructor(private readonly db: Pick<Db, 'sql'>) {}
+  constructor(private readonly db: TenantSql) {}
 
   /**
    * The hits of each window (the newest `limit`, with the seconds until the oldest
@@ -40,7 +40,8 @@ export class LoginRepository {
     emailKey: string,
     subdomain: string | undefined,
   ): Promise<{ counts: { used: number; retryAfter: number }[]; candidate?: UserRow }> {
-    const rows = await this.db.sql<{ used: number; retry_after: number | null } & Partial<UserRow>>(
+    const rows = await this.db.crossTenant<{ used: number; retry_after: number | null } & Partial<UserRow>>(
+      'signIn',
       `SELECT w.used, w.retry_after, u.id, u.account_id, u.role, u.email, u.name, u.password_hash, u.active
          FROM unnest($1::text[], $2::int[]) WITH ORDINALITY AS k(key, lim, n)
         CROSS JOIN LATERAL (
@@ -82,12 +83,14 @@ export class LoginRepository {
     type Row = { a_allowed: boolean; a_hit: string | number | null; a_retry: number | null; e_allowed: boolean | null; e_hit: string | number | null; e_retry: number | null };
     const [row] =
       address === undefined
-        ? await this.db.sql<Row>(
+        ? await this.db.crossTenant<Row>(
+            'loginThrottle',
             `SELECT true AS a_allowed, NULL::bigint AS a_hit, NULL::int AS a_retry, e.allowed AS e_allowed, e.hit_id AS e_hit, e.retry_after AS e_retry
                FROM rate_window_take($1::text, $2::int, $3::int) e`,
             [email.key, email.limit, seconds],
           )
-        : await this.db.sql<Row>(
+        : await this.db.crossTenant<Row>(
+            'loginThrottle',
             `SELECT a.allowed AS a_allowed, a.hit_id AS a_hit, a.retry_after AS a_retry,
                     e.allowed AS e_allowed, e.hit_id AS e_hit, e.retry_after AS e_retry
                FROM rate_window_take($1::text, $2::int, $5::int) a
@@ -102,7 +105,7 @@ export class LoginRepository {
 
   /** A failure's window starts when it is known (after the KDF), not when it was counted. */
   async failedNow(hits: string[], seconds: number): Promise<void> {
-    await this.db.sql('UPDATE rate_window_hits SET created_at = now(), expires_at = now() + make_interval(secs => $2::int) WHERE id = ANY($1::bigint[])', [
+    await this.db.crossTenant('loginThrottle', 'UPDATE rate_window_hits SET created_at = now(), expires_at = now() + make_interval(secs => $2::int) WHERE id = ANY($1::bigint[])', [
       hits,
       seconds,
     ]);
@@ -110,18 +113,17 @@ export class LoginRepository {
 
   /** Attempts that were no failure (nothing was verified): not counted after all. */
   async takeBack(hits: string[]): Promise<void> {
-    if (hits.length > 0) await this.db.sql('DELETE FROM rate_window_hits WHERE id = ANY($1::bigint[])', [hits]);
+    if (hits.length > 0) await this.db.crossTenant('loginThrottle', 'DELETE FROM rate_window_hits WHERE id = ANY($1::bigint[])', [hits]);
   }
 
   /** A success clears the email's window, and of the others only this attempt's hits. */
   async clear(emailWindowKey: string, hits: string[]): Promise<void> {
-    await this.db.sql('DELETE FROM rate_window_hits WHERE key = $1 OR id = ANY($2::bigint[])', [emailWindowKey, hits]);
+    await this.db.crossTenant('loginThrottle', 'DELETE FROM rate_window_hits WHERE key = $1 OR id = ANY($2::bigint[])', [emailWindowKey, hits]);
   }
 
   /** The active end user of the account with this email (X-On-Behalf-Of). */
   async activeEndUser(accountId: bigint, emailKey: string): Promise<UserRow | undefined> {
-    const [row] = await this.db.sql<UserRow>(`SELECT ${USER_COLUMNS} FROM users WHERE account_id = $1 AND email_key = $2 AND active AND role = 'end_user'`, [
-      String(accountId),
+    const [row] = await this.db.query<UserRow>({ accountId }, `SELECT ${USER_COLUMNS} FROM users WHERE account_id = $1 AND email_key = $2 AND active AND role = 'end_user'`, [
       emailKey,
     ]);
     return row;

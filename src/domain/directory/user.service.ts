@@ -1,4 +1,5 @@
-import type { Db, SqlQuery } from '../../db/create-db';
+import type { Db } from '../../db/create-db';
+import { TenantSql, tenantTransaction } from '../../db/tenant-sql';
 import { recordAudit } from '../audit/audit-log.repository';
 import { accountScope, usersVisibleTo, type AccountScope } from '../authorization';
 import { claimKdfTurn, hashPassword, verifyPassword } from '../auth/passwords';
@@ -104,7 +105,7 @@ export class UserService {
     private readonly db: Pick<Db, 'sql' | 'transaction'>,
     private readonly guard?: { logins: LoginRepository; hashKey: Buffer; limits: Pick<Limits, 'loginFailures' | 'loginWindowSeconds'> },
   ) {
-    this.users = new UserRepository(db);
+    this.users = new UserRepository(new TenantSql(db.sql));
   }
 
   async find(viewer: Viewer, rawId: unknown): Promise<UserRecord | null> {
@@ -161,8 +162,8 @@ export class UserService {
     v.throwIfAny();
     checkCreate(acting, role, password !== undefined);
     const passwordHash = password === undefined ? UNUSABLE_PASSWORD_HASH : await hashPassword(password, kdfTurnOf(acting));
-    return this.db.transaction(async (sql) => {
-      const user = await new UserRepository({ sql }).insert(scopeOf(acting), { name: name!, email: email!, role: role!, passwordHash });
+    return tenantTransaction(this.db, async (sql) => {
+      const user = await new UserRepository(sql).insert(scopeOf(acting), { name: name!, email: email!, role: role!, passwordHash });
       if (!user) throw emailTaken(email!);
       await recordAudit(sql, auditActorOf(acting), {
         action: 'create', sourceType: 'user', sourceId: user.id, sourceLabel: user.name,
@@ -190,8 +191,8 @@ export class UserService {
     v.throwIfAny();
     checkUpdate(acting, changes.role);
     const scope = scopeOf(acting);
-    return this.db.transaction(async (sql) => {
-      const users = new UserRepository({ sql });
+    return tenantTransaction(this.db, async (sql) => {
+      const users = new UserRepository(sql);
       const mayTouchAdmins = changes.role !== undefined || changes.active === false;
       const admins = mayTouchAdmins ? await users.lockActiveAdmins(scope) : [];
       const found = (await users.lock(scope, id)) ?? notFound();
@@ -225,8 +226,8 @@ export class UserService {
   async delete(acting: Acting, rawId: unknown): Promise<UserRecord> {
     const id = parseId(rawId) ?? notFound();
     const scope = scopeOf(acting);
-    return this.db.transaction(async (sql) => {
-      const users = new UserRepository({ sql });
+    return tenantTransaction(this.db, async (sql) => {
+      const users = new UserRepository(sql);
       const admins = await users.lockActiveAdmins(scope);
       const current = ((await users.lock(scope, id)) ?? notFound()).user;
       if (!current.active) return current;
@@ -261,8 +262,8 @@ export class UserService {
       throw new ValidationError({ previous_password: [{ error: 'InvalidValue', description: 'Previous password: is not correct' }] });
     }
     const passwordHash = await hashPassword(next!, kdfTurnOf(viewer));
-    await this.db.transaction(async (sql) => {
-      const users = new UserRepository({ sql });
+    await tenantTransaction(this.db, async (sql) => {
+      const users = new UserRepository(sql);
       const locked = (await users.lock(scope, found.user.id)) ?? notFound();
       // Changed meanwhile: the previous password that was verified is no longer the current one.
       if (own && !constantTimeEqual(locked.passwordHash, found.passwordHash)) {
@@ -315,9 +316,9 @@ export class UserService {
 }
 
 /** Every token and grant of the user, revoked on the transaction's connection (grants first: see OAuthGrantRepository.revoke). */
-async function revokeAccess(sql: SqlQuery, scope: AccountScope, userId: bigint): Promise<number> {
-  await new OAuthGrantRepository({ sql }).revokeAllOfUser(scope, userId);
-  return new OAuthTokenRepository({ sql }).revokeAllOfUser(scope, userId);
+async function revokeAccess(sql: TenantSql, scope: AccountScope, userId: bigint): Promise<number> {
+  await new OAuthGrantRepository(sql).revokeAllOfUser(scope, userId);
+  return new OAuthTokenRepository(sql).revokeAllOfUser(scope, userId);
 }
 
 function lastAdmin(field: 'role' | 'active'): ValidationError {
