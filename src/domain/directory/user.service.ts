@@ -14,7 +14,9 @@ import { checkOffsetPage, fromTheEnd, type PageSource } from '../pagination';
 import { OAuthTokenRepository } from '../oauth-tokens/oauth-token.repository';
 import { OAuthGrantRepository } from '../oauth-server/oauth-grant.repository';
 import { auditActorOf, booleanField, changedFields, isViewer, scopeOf, textField, type Acting } from './acting';
-import { UNUSABLE_PASSWORD_HASH, UserRepository, type UserChanges, type UserRecord } from './user.repository';
+import { checkCreate, checkSetPassword, checkUpdate } from './sign-in-power';
+import { endGrantsOfUser } from './password-change';
+import { UNUSABLE_PASSWORD_HASH, UserRepository, type SignedInUserRecord, type UserChanges, type UserRecord } from './user.repository';
 
 export type { UserRecord } from './user.repository';
 
@@ -118,9 +120,9 @@ export class UserService {
     return visible.length ? this.users.findMany(scope, visible) : Promise.resolve([]);
   }
 
-  /** A user of a known account (the authorization pages' signed-in user). */
-  findInAccount(scope: AccountScope, id: bigint): Promise<UserRecord | null> {
-    return this.users.find(scope, id);
+  /** A user of a known account, with when their password last changed (the authorization pages' signed-in user). */
+  findInAccount(scope: AccountScope, id: bigint): Promise<SignedInUserRecord | null> {
+    return this.users.findSignedIn(scope, id);
   }
 
   /** The users the viewer may list (of one role), id ascending, for readPage(). */
@@ -158,6 +160,7 @@ export class UserService {
     const role = input.role === undefined || input.role === null ? 'end_user' : roleField(v, input.role);
     const password = passwordField(v, 'password', 'Password', input.password, false);
     v.throwIfAny();
+    checkCreate(acting, role, password !== undefined);
     const passwordHash = password === undefined ? UNUSABLE_PASSWORD_HASH : await hashPassword(password, kdfTurnOf(acting));
     return tenantTransaction(this.db, async (sql) => {
       const user = await new UserRepository(sql).insert(scopeOf(acting), { name: name!, email: email!, role: role!, passwordHash });
@@ -186,6 +189,7 @@ export class UserService {
       active: input.active === null ? (v.add('active', 'InvalidValue', 'Active: must be true or false'), undefined) : booleanField(v, 'active', 'Active', input.active),
     };
     v.throwIfAny();
+    checkUpdate(acting, changes.role);
     const scope = scopeOf(acting);
     return tenantTransaction(this.db, async (sql) => {
       const users = new UserRepository(sql);
@@ -249,6 +253,7 @@ export class UserService {
     const found = id === null ? null : await this.users.lock(scope, id, false);
     if (!found) notFound();
     const own = found.user.id === viewer.userId && viewer.impersonatorId === undefined;
+    checkSetPassword(viewer, own);
     const v = new Validator();
     const next = passwordField(v, 'password', 'Password', password, true);
     const previous = own ? passwordField(v, 'previous_password', 'Previous password', previousPassword, true) : undefined;
@@ -265,9 +270,10 @@ export class UserService {
         throw new ValidationError({ previous_password: [{ error: 'InvalidValue', description: 'Previous password: is not correct' }] });
       }
       await users.setPasswordHash(accountScope(viewer), found.user.id, passwordHash);
+      const revoked = await endGrantsOfUser(sql, auditActorOf(viewer), accountScope(viewer), found.user.id);
       await recordAudit(sql, auditActorOf(viewer), {
         action: 'update', sourceType: 'user', sourceId: found.user.id, sourceLabel: locked.user.name, changedFields: ['password'],
-        description: own ? 'Changed their password' : 'Password set by an admin',
+        description: `${own ? 'Changed their password' : 'Password set by an admin'}${revoked > 0 ? `; ${plural(revoked, 'token')} revoked` : ''}`,
       });
     });
   }
