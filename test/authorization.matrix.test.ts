@@ -324,7 +324,8 @@ describe('authorization matrix: every field path up to depth 3 × every kind of 
       case 'endOAuthClientSecretGracePeriod':
         return `(id: "${await freshClient()}")`;
       case 'createOAuthToken':
-        return `(input: { clientId: "${clientId}", scopes: ["read"] })`;
+        // write: what every caller that may create tokens covers (a write-only token mints no read)
+        return `(input: { clientId: "${clientId}", scopes: ["write"] })`;
       case 'createCallbackRequest':
         return `(input: { phoneNumberId: "${phoneNumberId}", requesterPhoneNumber: "+14155552673" })`;
       default:

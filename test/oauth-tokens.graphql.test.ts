@@ -407,7 +407,8 @@ describe('OAuth tokens over GraphQL (docs/api.md, "OAuth tokens", "GraphQL")', (
 
     it('a write token may mutate but not query (except its own current token)', async () => {
       const { token } = await insertToken(ctx, admin, { scopes: ['write'] });
-      const created = await gql(CREATE, { input: { clientId, scopes: ['read'] } }, bearer(token));
+      // (it mints write, which it covers: a token never mints read without having it, token-minting.test.ts)
+      const created = await gql(CREATE, { input: { clientId, scopes: ['write'] } }, bearer(token));
       expect(created.data.createOAuthToken.token).toMatch(URL_SAFE_43);
       const victim = await insertToken(ctx, admin);
       expect((await gql(REVOKE, { id: String(victim.id) }, bearer(token))).data.revokeOAuthToken).toBe(true);

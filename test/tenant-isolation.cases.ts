@@ -50,6 +50,7 @@ export const CASES: Record<string, IsolationCase> = {
   'LoginRepository.activeEndUser': { run: (r, c, t) => r.activeEndUser(c.account, t.endUserEmail), nothing: undefined },
 
   'UserRepository.find': { run: (r, c, t) => r.find(scope(c), t.endUserId), nothing: null },
+  'UserRepository.findSignedIn': { run: (r, c, t) => r.findSignedIn(scope(c), t.endUserId), nothing: null },
   'UserRepository.findMany': { run: (r, c, t) => r.findMany(scope(c), [t.endUserId, t.adminId]), nothing: [] },
   'UserRepository.listKeyset': { run: (r, c) => r.listKeyset(scope(c), undefined, { size: 100 }), nothing: (res, t) => noneOf(t, res.items) },
   'UserRepository.listOffset': { run: (r, c) => r.listOffset(scope(c), undefined, page), nothing: (res, t) => noneOf(t, res) },
@@ -147,7 +148,7 @@ export const CASES: Record<string, IsolationCase> = {
 
   'OAuthTokenRepository.insert': {
     nothing: null,
-    run: (r, c, t) => r.insert({ accountId: c.account, userId: c.adminId }, { clientId: t.clientId, tokenHash: 'isolation-new-token', token: 'isolation-new-token-0123', scopes: ['read'] }, audit(c)),
+    run: (r, c, t) => r.insert({ accountId: c.account, userId: c.adminId }, { clientId: t.clientId, tokenHash: 'isolation-new-token', token: 'isolation-new-token-0123', scopes: ['read'], expiresAt: null, grantId: t.grantId }, audit(c)),
   },
   'OAuthTokenRepository.find': { run: (r, c, t) => r.find(scope(c), t.tokenId), nothing: null },
   'OAuthTokenRepository.listKeyset': { run: (r, c, t) => r.listKeyset(scope(c), t.clientId, { size: 10 }), nothing: { items: [], hasNextPage: false, hasPreviousPage: false } },
@@ -157,6 +158,7 @@ export const CASES: Record<string, IsolationCase> = {
   'OAuthTokenRepository.revoke': { run: (r, c, t) => r.revoke(scope(c), t.tokenId, audit(c)), nothing: false },
   'OAuthTokenRepository.revokeAllOfClient': { run: (r, c, t) => r.revokeAllOfClient(scope(c), t.clientId), nothing: 0 },
   'OAuthTokenRepository.revokeAllOfUser': { run: (r, c, t) => r.revokeAllOfUser(scope(c), t.endUserId), nothing: 0 },
+  'OAuthTokenRepository.revokeGrantTokensOfUser': { run: (r, c, t) => r.revokeGrantTokensOfUser(scope(c), t.endUserId), nothing: [] },
 
   'OAuthGrantTokenRepository.issueForGrant': { run: (r, c, t) => r.issueForGrant(scope(c), t.grantId, 'authorization_code', newToken(), grantAudit), nothing: null },
   'OAuthGrantTokenRepository.issueForClient': {

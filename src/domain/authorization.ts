@@ -83,6 +83,20 @@ export function authorize(viewer: Viewer | null, permission: Permission): Viewer
   return viewer;
 }
 
+/**
+ * Changes that hand out sign-in power (the admin role, a password someone else
+ * signs in with) need a credential that scopes do not limit, as Keycloak gives no
+ * role the caller lacks and GitHub asks for the password again (sudo mode): a
+ * password sign-in (Basic), or a token with unscoped `write` that its client
+ * allows. A `users:write` token manages users, but cannot turn itself into an
+ * admin or a Basic login. Otherwise 403.
+ */
+export function authorizeUnscoped(viewer: Viewer): Viewer {
+  const token = viewer.token;
+  if (token && !(token.scopes.includes('write') && clientAllows(token.clientScopes, 'write'))) throw new ForbiddenError();
+  return viewer;
+}
+
 // Row scopes: the rows of a table a viewer reaches. Repositories apply them in
 // every statement; an id outside the scope behaves exactly like an id that does
 // not exist (docs/api.md, "Tenancy").

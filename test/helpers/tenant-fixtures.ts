@@ -81,7 +81,7 @@ export async function seedTenant(db: Pick<Db, 'sql'>, label: string, extra = fal
   const [secret] = await db.sql<{ id: string }>('SELECT id FROM oauth_client_secrets WHERE client_id = $1', [String(client.id)]);
   const seed = { actor: { accountId: account.id, actorId: admin.id, actorName: admin.name, origin: { via: 'api' as const } }, description: 'seed' };
   const tokenHash = `token-hash-${label}`;
-  const token = (await new OAuthTokenRepository(sql).insert({ ...scope, userId: endUser.id }, { clientId: client.id, tokenHash, token: `token-${label}-0123456789`, scopes: ['read'] }, seed))!;
+  const token = (await new OAuthTokenRepository(sql).insert({ ...scope, userId: endUser.id }, { clientId: client.id, tokenHash, token: `token-${label}-0123456789`, scopes: ['read'], expiresAt: null, grantId: null }, seed))!;
   const grantId = (await new OAuthGrantRepository(sql).insert({ clientId: client.id, accountId: account.id, userId: endUser.id, scopes: ['read'] }, 100)).id!;
   const codeHash = `code-hash-${label}`;
   await new OAuthAuthorizationCodeRepository(sql).insert({

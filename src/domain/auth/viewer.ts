@@ -2,7 +2,7 @@ import type { OAuthTokenRecord } from '../oauth-tokens/oauth-token.record';
 
 export type Role = 'admin' | 'agent' | 'end_user';
 
-interface PresentedToken {
+export interface PresentedToken {
   id: bigint;
   scopes: string[];
   /** the client's "read"/"write"/"read write": caps the token */

@@ -25,6 +25,11 @@ export interface UserScope extends AccountScope {
   id?: bigint;
 }
 
+/** A user with when their password was last set: sessions that began before it have ended. */
+export interface SignedInUserRecord extends UserRecord {
+  passwordChangedAt: Date;
+}
+
 /** Writable columns of an update (REST names in the audit log: name, email, role, active). */
 export interface UserChanges {
   name?: string;
@@ -86,6 +91,19 @@ export class UserRepository {
     params.push(String(id));
     const [row] = await this.db.query<SqlRow>(scope, `SELECT ${COLUMNS} FROM users u WHERE ${where} AND u.id = $${params.length + 1}`, params);
     return row ? toRecord(row) : null;
+  }
+
+  /** A user with password_changed_at (the authorization pages' sessions); null outside the scope. */
+  async findSignedIn(scope: UserScope, id: bigint): Promise<SignedInUserRecord | null> {
+    const params: unknown[] = [];
+    const where = scopeSql(scope, params);
+    params.push(String(id));
+    const [row] = await this.db.query<SqlRow & { password_changed_at: Date }>(
+      scope,
+      `SELECT ${COLUMNS}, u.password_changed_at FROM users u WHERE ${where} AND u.id = $${params.length + 1}`,
+      params,
+    );
+    return row ? { ...toRecord(row), passwordChangedAt: row.password_changed_at } : null;
   }
 
   /** Users by id within the scope, for DataLoader batching. */

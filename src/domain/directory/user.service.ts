@@ -12,7 +12,9 @@ import { parseId } from '../ids';
 import { constantTimeEqual } from '../crypto';
 import { checkOffsetPage, fromTheEnd, type PageSource } from '../pagination';
 import { auditActorOf, booleanField, changedFields, isViewer, scopeOf, textField, type Acting } from './acting';
-import { UNUSABLE_PASSWORD_HASH, type UserChanges, type UserRecord, type UserRepository } from './user.repository';
+import { checkCreate, checkSetPassword, checkUpdate } from './sign-in-power';
+import { endGrantsOfUser } from './password-change';
+import { UNUSABLE_PASSWORD_HASH, type SignedInUserRecord, type UserChanges, type UserRecord, type UserRepository } from './user.repository';
 
 export type { UserRecord } from './user.repository';
 
@@ -111,9 +113,9 @@ export class UserService {
     return visible.length ? this.users.findMany(scope, visible) : Promise.resolve([]);
   }
 
-  /** A user of a known account (the authorization pages' signed-in user). */
-  findInAccount(scope: AccountScope, id: bigint): Promise<UserRecord | null> {
-    return this.users.find(scope, id);
+  /** A user of a known account, with when their password last changed (the authorization pages' signed-in user). */
+  findInAccount(scope: AccountScope, id: bigint): Promise<SignedInUserRecord | null> {
+    return this.users.findSignedIn(scope, id);
   }
 
   /** The users the viewer may list (of one role), id ascending, for readPage(). */
@@ -151,6 +153,7 @@ export class UserService {
     const role = input.role === undefined || input.role === null ? 'end_user' : roleField(v, input.role);
     const password = passwordField(v, 'password', 'Password', input.password, false);
     v.throwIfAny();
+    checkCreate(acting, role, password !== undefined);
     const passwordHash = password === undefined ? UNUSABLE_PASSWORD_HASH : await hashPassword(password, kdfTurnOf(acting));
     return tenantTransaction(this.db, async (sql) => {
       const user = await this.repos(sql).users.insert(scopeOf(acting), { name: name!, email: email!, role: role!, passwordHash });
@@ -179,6 +182,7 @@ export class UserService {
       active: input.active === null ? (v.add('active', 'InvalidValue', 'Active: must be true or false'), undefined) : booleanField(v, 'active', 'Active', input.active),
     };
     v.throwIfAny();
+    checkUpdate(acting, changes.role);
     const scope = scopeOf(acting);
     return tenantTransaction(this.db, async (sql) => {
       const tx = this.repos(sql);
@@ -244,6 +248,7 @@ export class UserService {
     const found = id === null ? null : await this.users.lock(scope, id, false);
     if (!found) notFound();
     const own = found.user.id === viewer.userId && viewer.impersonatorId === undefined;
+    checkSetPassword(viewer, own);
     const v = new Validator();
     const next = passwordField(v, 'password', 'Password', password, true);
     const previous = own ? passwordField(v, 'previous_password', 'Previous password', previousPassword, true) : undefined;
@@ -253,16 +258,18 @@ export class UserService {
     }
     const passwordHash = await hashPassword(next!, kdfTurnOf(viewer));
     await tenantTransaction(this.db, async (sql) => {
-      const users = this.repos(sql).users;
+      const tx = this.repos(sql);
+      const users = tx.users;
       const locked = (await users.lock(scope, found.user.id)) ?? notFound();
       // Changed meanwhile: the previous password that was verified is no longer the current one.
       if (own && !constantTimeEqual(locked.passwordHash, found.passwordHash)) {
         throw new ValidationError({ previous_password: [{ error: 'InvalidValue', description: 'Previous password: is not correct' }] });
       }
       await users.setPasswordHash(accountScope(viewer), found.user.id, passwordHash);
+      const revoked = await endGrantsOfUser(sql, tx, auditActorOf(viewer), accountScope(viewer), found.user.id);
       await recordAudit(sql, auditActorOf(viewer), {
         action: 'update', sourceType: 'user', sourceId: found.user.id, sourceLabel: locked.user.name, changedFields: ['password'],
-        description: own ? 'Changed their password' : 'Password set by an admin',
+        description: `${own ? 'Changed their password' : 'Password set by an admin'}${revoked > 0 ? `; ${plural(revoked, 'token')} revoked` : ''}`,
       });
     });
   }

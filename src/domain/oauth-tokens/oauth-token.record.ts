@@ -15,6 +15,8 @@ export interface OAuthTokenRecord {
   usedAt: Date | null;
   /** how the grant endpoint issued it; null for tokens made by admins */
   grantType: GrantType | null;
+  /** the grant (family) it dies with: the grant endpoint's tokens, and tokens minted with one of them */
+  grantId: bigint | null;
   /** full right after issue, else its first 10 characters; null when it has none */
   refreshToken: string | null;
   refreshTokenExpiresAt: Date | null;

@@ -3,7 +3,7 @@ import type { AccountScope, OwnerScope } from '../authorization';
 import { auditCte } from '../audit/audit-log.repository';
 import { keysetPageOf, type KeysetPage, type OffsetPage, type PageResult } from '../pagination';
 import { COLUMNS, byActor, toRecord, tokenAuditParams, type Int8, type SqlRow } from './oauth-token.rows';
-import { TOKEN_PREFIX_LENGTH, type OAuthTokenRecord, type TokenAudit } from './oauth-token.types';
+import { TOKEN_PREFIX_LENGTH, type OAuthTokenRecord, type RevokedToken, type TokenAudit } from './oauth-token.types';
 
 // The API tokens' statements (OAuthTokenService, and the revocations that go
 // with deleting a client or deactivating a user). Plain SQL, one statement per
@@ -38,22 +38,31 @@ export class OAuthTokenRepository {
 
   /**
    * Stores a token for one of the scope's account's clients, owned by `userId`,
-   * and its audit record; null when the client is not the account's. One statement.
+   * and its audit record; null when the client is not the account's, or when
+   * `grantId` names a grant that is revoked (its row is share-locked, as
+   * issueForGrant does, so a family revocation running meanwhile sees this
+   * token). One statement.
    */
   async insert(
     scope: { accountId: bigint; userId: bigint },
-    row: { clientId: bigint; tokenHash: string; token: string; scopes: string[] },
+    row: { clientId: bigint; tokenHash: string; token: string; scopes: string[]; expiresAt: Date | null; grantId: bigint | null },
     audit: TokenAudit,
   ): Promise<OAuthTokenRecord | null> {
     const [inserted] = await this.db.query<SqlRow>(
       scope,
       `WITH created AS (
-         INSERT INTO oauth_tokens AS t (account_id, client_id, user_id, token_hash, token_prefix, scopes)
-         SELECT c.account_id, c.id, $3, $4, $5, $6::text[] FROM oauth_clients c WHERE c.account_id = $1 AND c.id = $2
+         INSERT INTO oauth_tokens AS t (account_id, client_id, user_id, token_hash, token_prefix, scopes, expires_at, grant_id)
+         SELECT c.account_id, c.id, $3, $4, $5, $6::text[], $7::timestamptz, $8::bigint FROM oauth_clients c
+          WHERE c.account_id = $1 AND c.id = $2
+            AND ($8::bigint IS NULL OR EXISTS (
+              SELECT 1 FROM oauth_grants g WHERE g.account_id = $1 AND g.id = $8::bigint AND g.revoked_at IS NULL FOR SHARE OF g))
          RETURNING ${COLUMNS}
-       ), audit AS (${auditCte('created', 'create', 'oauth_token', byActor('created', 7), 10)})
+       ), audit AS (${auditCte('created', 'create', 'oauth_token', byActor('created', 9), 12)})
        SELECT * FROM created`,
-      [String(row.clientId), String(scope.userId), row.tokenHash, row.token.slice(0, TOKEN_PREFIX_LENGTH), row.scopes, ...tokenAuditParams(audit)],
+      [
+        String(row.clientId), String(scope.userId), row.tokenHash, row.token.slice(0, TOKEN_PREFIX_LENGTH), row.scopes,
+        row.expiresAt, row.grantId === null ? null : String(row.grantId), ...tokenAuditParams(audit),
+      ],
     );
     return inserted ? toRecord(inserted, { token: row.token }) : null;
   }
@@ -139,12 +148,13 @@ export class OAuthTokenRepository {
   }
 
   /**
-   * Revokes every live token of a client of the scope, inside the caller's
-   * transaction (deleting a client, which records the change), and detaches all
-   * its tokens from their grants: the client's grants go with it (ON DELETE
-   * CASCADE), and a token reached by both cascades (client_id and grant_id SET
-   * NULL) in one statement would fail its foreign key check. One statement; the
-   * number of tokens it revoked.
+   * Revokes every live token of a client of the scope, and every token of its
+   * grants (a token of another client minted with one of this client's tokens
+   * dies with them), inside the caller's transaction (deleting a client, which
+   * records the change), and detaches all of them from their grants: the
+   * client's grants go with it (ON DELETE CASCADE), and a token reached by both
+   * cascades (client_id and grant_id SET NULL) in one statement would fail its
+   * foreign key check. One statement; the number of tokens it revoked.
    */
   async revokeAllOfClient(scope: AccountScope, clientId: bigint): Promise<number> {
     const [row] = await this.db.query<{ revoked: Int8 }>(
@@ -152,7 +162,9 @@ export class OAuthTokenRepository {
       `WITH touched AS (
          UPDATE oauth_tokens t SET revoked_at = COALESCE(t.revoked_at, now()), grant_id = NULL
            FROM (SELECT id, revoked_at IS NULL AS live FROM oauth_tokens
-                  WHERE account_id = $1 AND client_id = $2 AND (revoked_at IS NULL OR grant_id IS NOT NULL) FOR UPDATE) o
+                  WHERE account_id = $1
+                    AND (client_id = $2 OR grant_id IN (SELECT g.id FROM oauth_grants g WHERE g.account_id = $1 AND g.client_id = $2))
+                    AND (revoked_at IS NULL OR grant_id IS NOT NULL) FOR UPDATE) o
           WHERE t.id = o.id
          RETURNING o.live
        )
@@ -160,6 +172,24 @@ export class OAuthTokenRepository {
       [String(clientId)],
     );
     return Number(row.revoked);
+  }
+
+  /**
+   * Revokes every token of every grant of a user of the scope's account (their
+   * password changed), in the caller's transaction after the grants' own rows
+   * (OAuthGrantRepository.revokeAllOfUser); the tokens it revoked, for the
+   * caller's audit records. Tokens of no grant (API tokens) stay.
+   */
+  async revokeGrantTokensOfUser(scope: AccountScope, userId: bigint): Promise<RevokedToken[]> {
+    const rows = await this.db.query<{ id: Int8; account_id: Int8; user_id: Int8; token_prefix: string }>(
+      scope,
+      `UPDATE oauth_tokens t SET revoked_at = now()
+         FROM oauth_grants g
+        WHERE t.account_id = $1 AND g.account_id = $1 AND g.id = t.grant_id AND g.user_id = $2 AND t.revoked_at IS NULL
+       RETURNING t.id, t.account_id, t.user_id, t.token_prefix`,
+      [String(userId)],
+    );
+    return rows.map((r) => ({ id: BigInt(r.id), accountId: BigInt(r.account_id), userId: BigInt(r.user_id), prefix: r.token_prefix }));
   }
 
   /**

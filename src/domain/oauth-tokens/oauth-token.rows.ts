@@ -9,17 +9,17 @@ export type Int8 = string | number | bigint;
 export interface SqlRow {
   id: Int8; account_id: Int8; client_id: Int8 | null; user_id: Int8; token_prefix: string; scopes: string[];
   created_at: Date; expires_at: Date | null; used_at: Date | null;
-  grant_type: GrantType | null; refresh_token_prefix: string | null; refresh_token_expires_at: Date | null;
+  grant_type: GrantType | null; grant_id: Int8 | null; refresh_token_prefix: string | null; refresh_token_expires_at: Date | null;
 }
 export const COLUMNS =
   "t.id, t.account_id, t.client_id, t.user_id, t.token_prefix, coalesce(t.scopes, '{}') AS scopes, t.created_at, t.expires_at, t.used_at, " +
-  't.grant_type::text AS grant_type, t.refresh_token_prefix, t.refresh_token_expires_at';
+  't.grant_type::text AS grant_type, t.grant_id, t.refresh_token_prefix, t.refresh_token_expires_at';
 
 export function toRecord(r: SqlRow, full?: { token: string; refreshToken?: string }): OAuthTokenRecord {
   return {
     id: BigInt(r.id), accountId: BigInt(r.account_id), clientId: r.client_id === null ? null : BigInt(r.client_id), userId: BigInt(r.user_id),
     token: full?.token ?? r.token_prefix, scopes: r.scopes, createdAt: r.created_at, expiresAt: r.expires_at, usedAt: r.used_at,
-    grantType: r.grant_type, refreshToken: full?.refreshToken ?? r.refresh_token_prefix, refreshTokenExpiresAt: r.refresh_token_expires_at,
+    grantType: r.grant_type, grantId: r.grant_id === null ? null : BigInt(r.grant_id), refreshToken: full?.refreshToken ?? r.refresh_token_prefix, refreshTokenExpiresAt: r.refresh_token_expires_at,
   };
 }
 

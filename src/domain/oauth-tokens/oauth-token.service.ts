@@ -8,6 +8,7 @@ import { actorOf, describedFor } from '../audit/audit-log.repository';
 import { scopeListProblem } from '../scopes';
 import type { OAuthTokenRepository } from './oauth-token.repository';
 import { NO_CLIENT, type OAuthTokenRecord } from './oauth-token.types';
+import { mintedLife } from './token-minting';
 
 export type { OAuthTokenRecord } from './oauth-token.types';
 
@@ -52,14 +53,17 @@ export class OAuthTokenService {
       if (problem) v.add('scopes', problem.error, `Scopes: ${problem.description}`);
     }
     v.throwIfAny();
+    // A token creating a token hands out at most its own scopes, life and grant (token-minting.ts).
+    const life = mintedLife(viewer, scopes as string[]);
     const token = randomUrlSafe(32); // 256 bits, 43 url-safe characters
     // As given: invalid scopes are kept, and make every request with the token fail (docs/api.md, "Scopes and roles").
     // the audit record is written by the same statement (no extra round trip on this hot path)
     const created = await this.tokens.insert(
       { accountId: viewer.accountId, userId: viewer.userId },
-      { clientId: clientId!, tokenHash: hmacHex(this.hashKey, token), token, scopes: scopes as string[] },
+      { clientId: clientId!, tokenHash: hmacHex(this.hashKey, token), token, scopes: scopes as string[], ...life },
       { actor: actorOf(viewer), description: describedFor(viewer, `Created for client ${clientId} with scopes ${(scopes as string[]).join(' ')}`.slice(0, 1000)) },
     );
+    // (or the minter's grant was revoked meanwhile: its token no longer authenticates, and its client may be gone)
     if (!created) throw new ValidationError({ client_id: [{ error: 'NotFound', description: `Client: ${clientId} was not found` }] });
     return created;
   }

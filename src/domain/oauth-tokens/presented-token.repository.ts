@@ -35,7 +35,7 @@ export class PresentedTokenRepository {
        )
        SELECT found.id, found.account_id, found.user_id, found.scopes, found.client_id, found.token_prefix, found.created_at,
               found.expires_at, COALESCE((SELECT used_at FROM touched), found.used_at) AS used_at,
-              found.grant_type, found.refresh_token_prefix, found.refresh_token_expires_at,
+              found.grant_type, found.grant_id, found.refresh_token_prefix, found.refresh_token_expires_at,
               found.client_scopes, found.role, found.email, found.name
          FROM found`,
       [tokenHash, subdomain ?? null],

@@ -18,7 +18,9 @@ import { loginErrorFor, pageErrorFor } from '../pages/page-errors';
 //   POST /oauth/authorizations/login email + password (the Basic throttle and KDF
 //                                    queue apply), then back to GET …/new
 //   POST /oauth/authorizations       Allow → code; Deny → access_denied
-// The session is a signed cookie (the user, the account, an expiry), HttpOnly,
+// The session is a signed cookie (the user, the account, an expiry, and the
+// user's password_changed_at when it began: a password change or reset ends every
+// earlier session, as deactivation does; both are checked on use), HttpOnly,
 // SameSite=Lax, Secure behind https, Path=/oauth. Every form carries a CSRF token
 // bound to a second cookie (HMAC of its random value). Pages are never framed.
 
@@ -44,6 +46,8 @@ const PAGE_HEADERS = {
 interface Session {
   userId: bigint;
   accountId: bigint;
+  /** the user's password_changed_at (ms) when the session began */
+  passwordStamp: number;
 }
 
 export interface AuthorizePagesOptions {
@@ -111,14 +115,21 @@ export async function authorizePages(fastify: import('fastify').FastifyInstance,
     if (!raw) return undefined;
     const unsigned = request.unsignCookie(raw);
     if (!unsigned.valid || !unsigned.value) return undefined;
-    const m = /^(\d{1,19})\.(\d{1,19})\.(\d{1,12})$/.exec(unsigned.value);
+    const m = /^(\d{1,19})\.(\d{1,19})\.(\d{1,12})\.(\d{1,15})$/.exec(unsigned.value);
     if (!m || Number(m[3]) * 1000 < Date.now()) return undefined;
-    return { userId: BigInt(m[1]), accountId: BigInt(m[2]) };
+    return { userId: BigInt(m[1]), accountId: BigInt(m[2]), passwordStamp: Number(m[4]) };
   }
 
-  function startSession(request: FastifyRequest, reply: FastifyReply, viewer: Viewer) {
+  /** The session's user while the session lives: active, and on the password the session began with. */
+  async function sessionUser(who: Session) {
+    const user = await services.users.findInAccount({ accountId: who.accountId }, who.userId);
+    return user && user.active && user.passwordChangedAt.getTime() === who.passwordStamp ? user : undefined;
+  }
+
+  function startSession(request: FastifyRequest, reply: FastifyReply, viewer: Viewer, passwordChangedAt: Date) {
     const exp = Math.floor(Date.now() / 1000) + SESSION_SECONDS;
-    reply.setCookie(SESSION_COOKIE, `${viewer.userId}.${viewer.accountId}.${exp}`, { ...cookieOptions(request), signed: true, maxAge: SESSION_SECONDS });
+    const value = `${viewer.userId}.${viewer.accountId}.${exp}.${passwordChangedAt.getTime()}`;
+    reply.setCookie(SESSION_COOKIE, value, { ...cookieOptions(request), signed: true, maxAge: SESSION_SECONDS });
   }
 
   /** The checked request, or the answer already sent (error page or redirect with an error). */
@@ -136,12 +147,13 @@ export async function authorizePages(fastify: import('fastify').FastifyInstance,
 
   /**
    * Sends the consent page and says so; false (nothing sent) when the session's
-   * user is gone. Never return the reply itself from here: it is a thenable, and
-   * awaiting it gives undefined, which sent the login page after the consent page.
+   * user is gone, inactive, or has a new password since the session began. Never
+   * return the reply itself from here: it is a thenable, and awaiting it gives
+   * undefined, which sent the login page after the consent page.
    */
   async function showConsent(request: FastifyRequest, reply: FastifyReply, req: AuthorizationRequest, params: Record<string, string>, who: Session): Promise<boolean> {
-    const user = await services.users.findInAccount({ accountId: who.accountId }, who.userId);
-    if (!user || !user.active) return false;
+    const user = await sessionUser(who);
+    if (!user) return false;
     page(
       reply,
       200,
@@ -193,7 +205,9 @@ export async function authorizePages(fastify: import('fastify').FastifyInstance,
       return again(answer.status, answer.message);
     }
     if (!viewer || viewer.accountId !== req.client.accountId) return again(401, 'Wrong email or password.');
-    startSession(request, reply, viewer);
+    const user = await services.users.findInAccount({ accountId: viewer.accountId }, viewer.userId);
+    if (!user) return again(401, 'Wrong email or password.');
+    startSession(request, reply, viewer, user.passwordChangedAt);
     return reply.redirect(`${BASE}/new?${new URLSearchParams(params).toString()}`, 303);
   });
 
@@ -202,8 +216,9 @@ export async function authorizePages(fastify: import('fastify').FastifyInstance,
     const params = requestParams(body);
     const req = await check(request, reply, params);
     if (!req) return reply;
-    const who = session(request);
-    if (!csrfValid(request, body.csrf_token) || !who || who.accountId !== req.client.accountId) {
+    const signedIn = session(request);
+    const who = signedIn && signedIn.accountId === req.client.accountId && (await sessionUser(signedIn)) ? signedIn : undefined;
+    if (!csrfValid(request, body.csrf_token) || !who) {
       return page(reply, 200, loginPage({ clientName: req.client.name, action: `${BASE}/login`, csrf: csrfFor(request, reply), request: params, error: 'Your session expired. Please sign in again.' }));
     }
     const { baseUrl } = resolveHost(request);
