@@ -2,6 +2,7 @@ import type { Db } from '../db/create-db';
 import type { Limits } from '../config';
 import { Authenticator } from './auth/authenticator';
 import { LoginRepository } from './auth/login.repository';
+import { LoginAttempts } from './auth/login-attempt';
 import { AccountService } from './directory/account.service';
 import { GroupService } from './directory/group.service';
 import { PhoneNumberService } from './directory/phone-number.service';
@@ -31,13 +32,15 @@ export function createServices(options: ServiceOptions) {
   const { db, hashKey, limits } = options;
   const tokens = new OAuthTokenRepository(db);
   const logins = new LoginRepository(db);
+  // one login-attempt protocol for Basic logins and previous-password checks
+  const attempts = new LoginAttempts(logins, limits.loginWindowSeconds);
   const oauthClients = new OAuthClientService(db, new OAuthClientRepository(db), new OAuthClientSecretRepository(db), hashKey);
   return {
     db,
     limits,
-    authenticator: new Authenticator({ logins, tokens, hashKey, limits }),
+    authenticator: new Authenticator({ logins, attempts, tokens, hashKey, limits }),
     accounts: new AccountService(db),
-    users: new UserService(db, { logins, hashKey, limits }),
+    users: new UserService(db, { attempts, hashKey, limits }),
     groups: new GroupService(db),
     phoneNumbers: new PhoneNumberService(db),
     oauthClients,
