@@ -31,6 +31,8 @@ export interface Config {
   adminPassword?: string;
   /** key of the HMAC that hashes tokens and client secrets at rest */
   hashKey: Buffer;
+  /** what the start logs as warnings (a configuration that works but is unsafe) */
+  warnings: string[];
   graphqlIntrospection: boolean;
   /**
    * What runs GraphQL operations (GraphQL and REST alike): `compiled` (graphql-jit,
@@ -77,26 +79,40 @@ function bool(env: Env, name: string, fallback: boolean): boolean {
   throw new ConfigError(name, `must be true or false, got "${env[name]}"`);
 }
 
-function resolveHashKey(env: Env, mode: Config['env'], dataDir: string, embedded: boolean): Buffer {
+/** The HMAC key, and a warning for the log when it is one anyone can know. */
+function resolveHashKey(env: Env, mode: Config['env'], dataDir: string, embedded: boolean): { key: Buffer; warning?: string } {
   const raw = env.HASH_KEY;
   if (raw !== undefined && raw !== '') {
     if (raw.length < 32) throw new ConfigError('HASH_KEY', 'must be at least 32 characters (e.g. `openssl rand -hex 32`)');
-    return Buffer.from(raw, 'utf8');
+    return { key: Buffer.from(raw, 'utf8') };
   }
   if (mode === 'production') {
     throw new ConfigError('HASH_KEY', 'is required when NODE_ENV=production (tokens and secrets are hashed with it; generate one with `openssl rand -hex 32`)');
   }
-  if (embedded && dataDir !== ':memory:') {
+  if (embedded) {
+    // A throwaway database needs no key that outlives the process.
+    if (dataDir === ':memory:') return { key: randomBytes(32) };
     // The embedded database gets its own key, kept beside it, created once.
     const file = path.join(dataDir, 'hash.key');
     if (!existsSync(file)) {
       mkdirSync(dataDir, { recursive: true });
       writeFileSync(file, randomBytes(32).toString('hex'), { mode: 0o600, flag: 'wx' });
     }
-    return Buffer.from(readFileSync(file, 'utf8').trim(), 'utf8');
+    return { key: Buffer.from(readFileSync(file, 'utf8').trim(), 'utf8') };
   }
-  // Development/test on a shared server: a fixed key so that every process agrees.
-  return Buffer.from('development-only-hash-key-do-not-use-in-production', 'utf8');
+  // On PostgreSQL every process must agree on the key, and one that is written in this
+  // file signs sign-in sessions and CSRF tokens that anyone could then forge: only an
+  // explicit development or test environment may use it, and it is warned about.
+  if (env.NODE_ENV !== 'development' && env.NODE_ENV !== 'test') {
+    throw new ConfigError(
+      'HASH_KEY',
+      'is required with DATABASE_URL (tokens, client secrets and sign-in sessions are signed with it; generate one with `openssl rand -hex 32`), unless NODE_ENV is development or test',
+    );
+  }
+  return {
+    key: Buffer.from('development-only-hash-key-do-not-use-in-production', 'utf8'),
+    warning: `HASH_KEY is not set: using the fixed development key (NODE_ENV=${env.NODE_ENV}), which anyone can read in the source; set HASH_KEY (\`openssl rand -hex 32\`) for any database that matters`,
+  };
 }
 
 export function loadConfig(env: Env = process.env): Config {
@@ -133,7 +149,7 @@ export function loadConfig(env: Env = process.env): Config {
   if (!['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].includes(logLevel)) {
     throw new ConfigError('LOG_LEVEL', `must be one of fatal, error, warn, info, debug, trace, silent; got "${logLevel}"`);
   }
-  const hashKey = resolveHashKey(env, nodeEnv, dataDir, !databaseUrl);
+  const { key: hashKey, warning: hashKeyWarning } = resolveHashKey(env, nodeEnv, dataDir, !databaseUrl);
   if (nodeEnv === 'production' && !publicUrl) {
     // Behind a proxy the Host header is whatever the client sent: links, Location
     // headers and the account's subdomain must come from the configured address.
@@ -155,6 +171,7 @@ export function loadConfig(env: Env = process.env): Config {
     adminEmail,
     adminPassword,
     hashKey,
+    warnings: hashKeyWarning === undefined ? [] : [hashKeyWarning],
     // Apollo's convention: introspection, the Sandbox landing page and "Did you
     // mean …?" suggestions are off in production unless asked for.
     graphqlIntrospection: bool(env, 'GRAPHQL_INTROSPECTION', nodeEnv !== 'production'),
