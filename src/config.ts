@@ -1,5 +1,6 @@
 import { readFileSync, writeFileSync, mkdirSync, existsSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
+import { isIP } from 'node:net';
 import path from 'node:path';
 
 export interface Limits {
@@ -24,6 +25,13 @@ export interface Config {
   databaseUrl?: string;
   dataDir: string;
   publicUrl?: string;
+  /**
+   * The reverse proxies whose X-Forwarded-For is believed (addresses and CIDR
+   * ranges, as Fastify's trustProxy takes them): the client address of the login
+   * limits, the KDF queue and the audit log is then the one they forward. Unset:
+   * the peer's address, whatever the headers say.
+   */
+  trustProxy?: string[];
   logLevel: string;
   webConcurrency: number;
   dbPoolSize: number;
@@ -165,6 +173,7 @@ export function loadConfig(env: Env = process.env): Config {
     databaseUrl,
     dataDir,
     publicUrl: publicUrl?.replace(/\/+$/, ''),
+    trustProxy: trustedProxies(env),
     logLevel,
     webConcurrency,
     dbPoolSize: int(env, 'DB_POOL_SIZE', 10, 1, 200),
@@ -186,6 +195,28 @@ export function loadConfig(env: Env = process.env): Config {
     benchMode: bool(env, 'BENCH_MODE', false),
     openapiConformance: nodeEnv === 'test' ? conformance(env) : undefined,
   };
+}
+
+// proxy-addr's names for the loopback, link-local and unique-local (private) ranges
+const PROXY_RANGE_NAMES = ['loopback', 'linklocal', 'uniquelocal'];
+
+/** TRUST_PROXY: a comma-separated list of IP addresses and CIDR ranges (or proxy-addr's range names). */
+function trustedProxies(env: Env): string[] | undefined {
+  const raw = env.TRUST_PROXY?.trim();
+  if (raw === undefined || raw === '') return undefined;
+  const entries = raw.split(',').map((e) => e.trim());
+  for (const entry of entries) {
+    const [address, bits, extra] = entry.split('/');
+    const family = isIP(address);
+    const prefixOk = bits === undefined || (/^\d{1,3}$/.test(bits) && Number(bits) <= (family === 6 ? 128 : 32));
+    if (!PROXY_RANGE_NAMES.includes(entry) && (family === 0 || !prefixOk || extra !== undefined)) {
+      throw new ConfigError(
+        'TRUST_PROXY',
+        `must be a comma-separated list of the reverse proxies' IP addresses or CIDR ranges (e.g. 10.0.0.5,192.168.0.0/16), got "${entry}" in "${raw}"`,
+      );
+    }
+  }
+  return entries;
 }
 
 function executorKind(env: Env): GraphQLExecutorKind {

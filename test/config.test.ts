@@ -121,6 +121,16 @@ describe('configuration (API.md §9)', () => {
     expect(loadConfig(env({})).hashKey.equals(first.hashKey)).toBe(true);
   });
 
+  it('reads TRUST_PROXY as a list of proxy addresses and CIDR ranges, and names it when an entry is neither', () => {
+    expect(loadConfig(env({})).trustProxy).toBeUndefined();
+    expect(loadConfig(env({ TRUST_PROXY: ' 10.0.0.5, 192.168.0.0/16,fd00::/8,::1, loopback ' })).trustProxy).toEqual([
+      '10.0.0.5', '192.168.0.0/16', 'fd00::/8', '::1', 'loopback',
+    ]);
+    for (const bad of ['true', '*', '1', '10.0.0.0/33', '10.0.0.300', 'proxy.internal', '10.0.0.1,', '::1/129', '10.0.0.0/8/1']) {
+      expect(() => loadConfig(env({ TRUST_PROXY: bad }))).toThrow(/^Invalid configuration: TRUST_PROXY must be a comma-separated list of the reverse proxies' IP addresses or CIDR ranges/);
+    }
+  });
+
   // Without HASH_KEY on PostgreSQL, the key was a constant written in src/config.ts: it
   // signs hd_oauth_session and the CSRF tokens, so anyone could forge a sign-in.
   describe('HASH_KEY on PostgreSQL', () => {
