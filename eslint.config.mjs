@@ -22,6 +22,29 @@ export default tseslint.config(
     },
   },
   {
+    // Tenancy (docs/api.md, "Tenancy"): the domain runs SQL only through the
+    // repositories, and a repository only through TenantSql (src/db/tenant-sql.ts),
+    // which binds the account as $1 of every statement. A repository never gets
+    // the raw `sql` function, so a query without its account cannot be written
+    // by accident; statements that span accounts say so (TenantSql.crossTenant).
+    files: ['src/domain/**/*.ts'],
+    rules: {
+      'no-restricted-syntax': [
+        'error',
+        { selector: "CallExpression[callee.property.name='sql']", message: 'Run SQL through a repository and its TenantSql (src/db/tenant-sql.ts).' },
+      ],
+    },
+  },
+  {
+    files: ['src/domain/**/*.repository.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        { patterns: [{ group: ['**/db/create-db'], message: 'A repository receives a TenantSql (src/db/tenant-sql.ts), never the raw sql function or the Db.' }] },
+      ],
+    },
+  },
+  {
     // tests read response bodies of arbitrary shape
     files: ['test/**/*.ts', 'bench/**/*.ts'],
     rules: { '@typescript-eslint/no-explicit-any': 'off' },

@@ -1,4 +1,4 @@
-import type { Db, SqlQuery } from '../../db/create-db';
+import type { TenantSql } from '../../db/tenant-sql';
 import type { AccountScope } from '../authorization';
 import type { KeysetPage, PageResult } from '../pagination';
 import type { RequestOrigin, Viewer } from '../auth/viewer';
@@ -79,9 +79,10 @@ const INSERT =
 
 /**
  * Writes the records of one change, in one statement, on the transaction's
- * connection `sql` (db.transaction's argument): never on a separate connection.
+ * connection `sql` (tenantTransaction's argument): never on a separate connection.
+ * The records belong to the actor's account.
  */
-export async function recordAudit(sql: SqlQuery, actor: AuditActor, entries: AuditEntry | readonly AuditEntry[]): Promise<void> {
+export async function recordAudit(sql: TenantSql, actor: AuditActor, entries: AuditEntry | readonly AuditEntry[]): Promise<void> {
   const list = Array.isArray(entries) ? entries : [entries as AuditEntry];
   if (list.length === 0) return;
   const rows = list.map((e) => ({
@@ -92,8 +93,7 @@ export async function recordAudit(sql: SqlQuery, actor: AuditActor, entries: Aud
     changed_fields: [...(e.changedFields ?? [])],
     change_description: e.description,
   }));
-  await sql(INSERT, [
-    String(actor.accountId),
+  await sql.query(actor, INSERT, [
     actor.actorId === null ? null : String(actor.actorId),
     actor.actorName,
     actor.origin.via,
@@ -172,18 +172,18 @@ function toRecord(r: SqlRow): AuditLogRecord {
 
 /**
  * WHERE of an account's records (alias l) with the filter; appends its
- * parameters. Every statement of the reader is scoped to the viewer's account
+ * parameters, which are $2, $3, … (TenantSql binds the account, $1). Every statement of the reader is scoped to the viewer's account
  * (the policy's row scope), `find` by its own two-column WHERE. The text varies only with which of source type,
  * actor and time range are given (the indexes (account_id, source_type, id),
  * (account_id, actor_id, id) and (account_id, created_at) serve them), so the
  * reader prepares a handful of statement texts, not one per combination of values.
  */
-function scopeSql(scope: AccountScope, filter: AuditLogFilter, params: unknown[]): string {
-  const p = (value: unknown) => `$${params.push(value)}`;
-  let where = `l.account_id = ${p(String(scope.accountId))}`;
+function scopeSql(filter: AuditLogFilter, params: unknown[]): string {
+  const p = (value: unknown) => `$${params.push(value) + 1}`;
+  let where = 'l.account_id = $1';
   if (filter.sourceType !== undefined) where += ` AND l.source_type = ${p(filter.sourceType)}`;
   if (filter.actorId !== undefined) where += ` AND l.actor_id = ${p(String(filter.actorId))}`;
-  where += ` AND (${p(filter.action ?? null)}::text IS NULL OR l.action = $${params.length}::text)`;
+  where += ` AND (${p(filter.action ?? null)}::text IS NULL OR l.action = $${params.length + 1}::text)`;
   if (filter.createdFrom !== undefined || filter.createdTo !== undefined) {
     where += ` AND l.created_at BETWEEN COALESCE(${p(filter.createdFrom ?? null)}::timestamptz, '-infinity') AND COALESCE(${p(filter.createdTo ?? null)}::timestamptz, 'infinity')`;
   }
@@ -194,10 +194,10 @@ const MAX_ID = 9223372036854775807n;
 
 /** Reads the audit log (records are written only by recordAudit and auditCte above). */
 export class AuditLogRepository {
-  constructor(private readonly db: Pick<Db, 'sql'>) {}
+  constructor(private readonly db: TenantSql) {}
 
   async find(scope: AccountScope, id: bigint): Promise<AuditLogRecord | null> {
-    const [row] = await this.db.sql<SqlRow>(`SELECT ${COLUMNS} FROM audit_logs l WHERE l.account_id = $1 AND l.id = $2`, [String(scope.accountId), String(id)]);
+    const [row] = await this.db.query<SqlRow>(scope, `SELECT ${COLUMNS} FROM audit_logs l WHERE l.account_id = $1 AND l.id = $2`, [String(id)]);
     return row ? toRecord(row) : null;
   }
 
@@ -207,15 +207,16 @@ export class AuditLogRepository {
    */
   async listKeyset(scope: AccountScope, filter: AuditLogFilter, order: AuditLogOrder, page: KeysetPage & { backward: boolean }): Promise<PageResult<AuditLogRecord>> {
     const params: unknown[] = [];
-    const where = scopeSql(scope, filter, params);
+    const where = scopeSql(filter, params);
     const { backward } = page;
     // the direction the statement reads in: the page's order, reversed when paging backward
     const ascending = (order === 'asc') !== backward;
     // from the cursor, or from the start of that direction (one statement text either way)
     const bound = (backward ? page.before : page.after) ?? (ascending ? 0n : MAX_ID);
     params.push(String(bound), page.size + 1);
-    const rows = await this.db.sql<SqlRow>(
-      `SELECT ${COLUMNS} FROM audit_logs l WHERE ${where} AND l.id ${ascending ? '>' : '<'} $${params.length - 1} ORDER BY l.id ${ascending ? 'ASC' : 'DESC'} LIMIT $${params.length}`,
+    const rows = await this.db.query<SqlRow>(
+      scope,
+      `SELECT ${COLUMNS} FROM audit_logs l WHERE ${where} AND l.id ${ascending ? '>' : '<'} $${params.length} ORDER BY l.id ${ascending ? 'ASC' : 'DESC'} LIMIT $${params.length + 1}`,
       params,
     );
     const more = rows.length > page.size;
@@ -230,8 +231,8 @@ export class AuditLogRepository {
 
   async count(scope: AccountScope, filter: AuditLogFilter): Promise<number> {
     const params: unknown[] = [];
-    const where = scopeSql(scope, filter, params);
-    const [row] = await this.db.sql<{ n: Int8 }>(`SELECT count(*) AS n FROM audit_logs l WHERE ${where}`, params);
+    const where = scopeSql(filter, params);
+    const [row] = await this.db.query<{ n: Int8 }>(scope, `SELECT count(*) AS n FROM audit_logs l WHERE ${where}`, params);
     return Number(row.n);
   }
 }

@@ -1,5 +1,5 @@
 import type { LoginRepository } from './login.repository';
-import type { OAuthTokenRepository } from '../oauth-tokens/oauth-token.repository';
+import type { PresentedTokenRepository } from '../oauth-tokens/presented-token.repository';
 import type { Limits } from '../../config';
 import { ForbiddenError, UnauthenticatedError } from '../errors';
 import { hmacHex } from '../crypto';
@@ -23,7 +23,7 @@ export interface AuthenticatorOptions {
   /** the one login-attempt protocol (throttle, KDF queue, counting), shared with the previous-password check */
   attempts: LoginAttempts;
   /** the Bearer lookup */
-  tokens: OAuthTokenRepository;
+  tokens: PresentedTokenRepository;
   hashKey: Buffer;
   limits: Pick<Limits, 'loginFailures' | 'loginAddressFailures' | 'loginWindowSeconds'>;
 }

@@ -1,4 +1,4 @@
-import type { Db } from '../../db/create-db';
+import type { TenantSql } from '../../db/tenant-sql';
 import type { Role } from './viewer';
 
 // Every statement of a login (basic-login.ts, login-attempt.ts): the credentials' user and the
@@ -26,7 +26,7 @@ export interface LoginWindow {
 const USER_COLUMNS = 'id, account_id, role::text AS role, email, name, password_hash, active';
 
 export class LoginRepository {
-  constructor(private readonly db: Pick<Db, 'sql'>) {}
+  constructor(private readonly db: TenantSql) {}
 
   /**
    * The one user these credentials can name (on a subdomain host the active user
@@ -44,7 +44,8 @@ export class LoginRepository {
     windowSeconds: number,
     subdomain: string | undefined,
   ): Promise<{ windows: LoginWindow[]; counts: { used: number; retryAfter: number }[]; candidate?: UserRow }> {
-    const rows = await this.db.sql<{ key: string; lim: number; used: number; retry_after: number | null } & Partial<UserRow>>(
+    const rows = await this.db.crossTenant<{ key: string; lim: number; used: number; retry_after: number | null } & Partial<UserRow>>(
+      'signIn',
       `WITH host AS (SELECT a.id FROM accounts a WHERE $5::text IS NOT NULL AND a.subdomain = $5::text),
             cand AS (
               SELECT c.id, c.account_id, c.role::text AS role, c.email, c.name, c.password_hash, c.active
@@ -92,12 +93,14 @@ export class LoginRepository {
     type Row = { a_allowed: boolean; a_hit: string | number | null; a_retry: number | null; e_allowed: boolean | null; e_hit: string | number | null; e_retry: number | null };
     const [row] =
       address === undefined
-        ? await this.db.sql<Row>(
+        ? await this.db.crossTenant<Row>(
+            'loginThrottle',
             `SELECT true AS a_allowed, NULL::bigint AS a_hit, NULL::int AS a_retry, e.allowed AS e_allowed, e.hit_id AS e_hit, e.retry_after AS e_retry
                FROM rate_window_take($1::text, $2::int, $3::int) e`,
             [email.key, email.limit, seconds],
           )
-        : await this.db.sql<Row>(
+        : await this.db.crossTenant<Row>(
+            'loginThrottle',
             `SELECT a.allowed AS a_allowed, a.hit_id AS a_hit, a.retry_after AS a_retry,
                     e.allowed AS e_allowed, e.hit_id AS e_hit, e.retry_after AS e_retry
                FROM rate_window_take($1::text, $2::int, $5::int) a
@@ -112,7 +115,7 @@ export class LoginRepository {
 
   /** A failure's window starts when it is known (after the KDF), not when it was counted. */
   async failedNow(hits: string[], seconds: number): Promise<void> {
-    await this.db.sql('UPDATE rate_window_hits SET created_at = now(), expires_at = now() + make_interval(secs => $2::int) WHERE id = ANY($1::bigint[])', [
+    await this.db.crossTenant('loginThrottle', 'UPDATE rate_window_hits SET created_at = now(), expires_at = now() + make_interval(secs => $2::int) WHERE id = ANY($1::bigint[])', [
       hits,
       seconds,
     ]);
@@ -120,18 +123,17 @@ export class LoginRepository {
 
   /** Attempts that were no failure (nothing was verified): not counted after all. */
   async takeBack(hits: string[]): Promise<void> {
-    if (hits.length > 0) await this.db.sql('DELETE FROM rate_window_hits WHERE id = ANY($1::bigint[])', [hits]);
+    if (hits.length > 0) await this.db.crossTenant('loginThrottle', 'DELETE FROM rate_window_hits WHERE id = ANY($1::bigint[])', [hits]);
   }
 
   /** A success clears the email's window, and of the others only this attempt's hits. */
   async clear(emailWindowKey: string, hits: string[]): Promise<void> {
-    await this.db.sql('DELETE FROM rate_window_hits WHERE key = $1 OR id = ANY($2::bigint[])', [emailWindowKey, hits]);
+    await this.db.crossTenant('loginThrottle', 'DELETE FROM rate_window_hits WHERE key = $1 OR id = ANY($2::bigint[])', [emailWindowKey, hits]);
   }
 
   /** The active end user of the account with this email (X-On-Behalf-Of). */
   async activeEndUser(accountId: bigint, emailKey: string): Promise<UserRow | undefined> {
-    const [row] = await this.db.sql<UserRow>(`SELECT ${USER_COLUMNS} FROM users WHERE account_id = $1 AND email_key = $2 AND active AND role = 'end_user'`, [
-      String(accountId),
+    const [row] = await this.db.query<UserRow>({ accountId }, `SELECT ${USER_COLUMNS} FROM users WHERE account_id = $1 AND email_key = $2 AND active AND role = 'end_user'`, [
       emailKey,
     ]);
     return row;

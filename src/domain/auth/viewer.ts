@@ -1,4 +1,4 @@
-import type { OAuthTokenRecord } from '../oauth-tokens/oauth-token.repository';
+import type { OAuthTokenRecord } from '../oauth-tokens/oauth-token.types';
 
 export type Role = 'admin' | 'agent' | 'end_user';
 

@@ -1,4 +1,4 @@
-import type { Db, SqlQuery } from '../../db/create-db';
+import type { TenantSql } from '../../db/tenant-sql';
 import type { AccountScope } from '../authorization';
 
 // The only module that reads or writes callback_requests, in plain SQL. Creation
@@ -83,15 +83,16 @@ function toRecord(r: SqlRow, queuePosition: number | null): CallbackRequestRecor
 }
 
 export class CallbackRequestRepository {
-  constructor(private readonly db: Pick<Db, 'sql'>) {}
+  constructor(private readonly db: TenantSql) {}
 
   /** Checks the ids, spends a slot of the window and stores the request; no row: no such account. */
   async create(scope: AccountScope, input: NewCallbackRequest, window: { bucket: string; limit: number; seconds: number }): Promise<CreateRow | undefined> {
     const ids = (list: bigint[]) => list.map(String);
-    const [row] = await this.db.sql<CreateRow>(
+    const [row] = await this.db.query<CreateRow>(
+      scope,
       'SELECT * FROM create_callback_request($1::bigint, $2::bigint, $3::text, $4::bigint[], $5::bigint[], $6::bigint[], $7::bigint, $8::text, $9::int, $10::int)',
       [
-        String(scope.accountId), String(input.phoneNumberId), input.requesterPhoneNumber, ids(input.groupIds), ids(input.routedIfOmnichannel),
+        String(input.phoneNumberId), input.requesterPhoneNumber, ids(input.groupIds), ids(input.routedIfOmnichannel),
         ids(input.routedOtherwise), String(input.createdById), window.bucket, window.limit, window.seconds,
       ],
     );
@@ -100,8 +101,7 @@ export class CallbackRequestRepository {
 
   /** Only the lookups of create (for a request with shape errors, so that its 422 lists every problem). */
   async lookups(scope: AccountScope, phoneNumberId: bigint | undefined, groupIds: bigint[]): Promise<CreateRow | undefined> {
-    const [row] = await this.db.sql<CreateRow>('SELECT * FROM callback_request_lookups($1::bigint, $2::bigint, $3::bigint[])', [
-      String(scope.accountId),
+    const [row] = await this.db.query<CreateRow>(scope, 'SELECT * FROM callback_request_lookups($1::bigint, $2::bigint, $3::bigint[])', [
       phoneNumberId === undefined ? null : String(phoneNumberId),
       groupIds.map(String),
     ]);
@@ -110,26 +110,27 @@ export class CallbackRequestRepository {
 
   /** A page of the scope's requests, id ascending (queue order), with the filter's total. */
   async list(scope: AccountScope, query: CallbackRequestQuery): Promise<{ records: CallbackRequestRecord[]; hasNextPage: boolean; totalCount: number }> {
-    const filter: unknown[] = [String(scope.accountId)];
+    // parameters after the account's ($1, bound by TenantSql): $2, $3, …
+    const filter: unknown[] = [];
     let where = 'c.account_id = $1';
     if (query.phoneNumberId !== undefined) {
       filter.push(String(query.phoneNumberId));
-      where += ` AND c.phone_number_id = $${filter.length}`;
+      where += ` AND c.phone_number_id = $${filter.length + 1}`;
     }
     if (query.status) {
       filter.push(query.status);
-      where += ` AND c.status = $${filter.length}`;
+      where += ` AND c.status = $${filter.length + 1}`;
     }
     const paging = [...filter];
     let pageWhere = where;
     if (query.after !== undefined) {
       paging.push(String(query.after));
-      pageWhere += ` AND c.id > $${paging.length}`;
+      pageWhere += ` AND c.id > $${paging.length + 1}`;
     }
     paging.push(query.size + 1);
     const [rows, [counted]] = await Promise.all([
-      this.db.sql<SqlRow>(`SELECT ${COLUMNS} FROM callback_requests c WHERE ${pageWhere} ORDER BY c.id LIMIT $${paging.length}`, paging),
-      this.db.sql<{ n: Int8 }>(`SELECT count(*) AS n FROM callback_requests c WHERE ${where}`, filter),
+      this.db.query<SqlRow>(scope, `SELECT ${COLUMNS} FROM callback_requests c WHERE ${pageWhere} ORDER BY c.id LIMIT $${paging.length + 1}`, paging),
+      this.db.query<{ n: Int8 }>(scope, `SELECT count(*) AS n FROM callback_requests c WHERE ${where}`, filter),
     ]);
     const page = rows.slice(0, query.size);
     const positions = await this.queuePositions(scope, page);
@@ -143,7 +144,8 @@ export class CallbackRequestRepository {
   private async queuePositions(scope: AccountScope, rows: SqlRow[]): Promise<(number | null)[]> {
     const queued = rows.filter((r) => r.status === 'queued').map((r) => String(r.id));
     if (queued.length === 0) return rows.map(() => null);
-    const found = await this.db.sql<{ id: string | bigint; ahead: number }>(
+    const found = await this.db.query<{ id: string | bigint; ahead: number }>(
+      scope,
       `SELECT c.id, (
          SELECT count(*)::int FROM callback_requests q
           WHERE q.account_id = c.account_id AND q.phone_number_id = c.phone_number_id
@@ -151,23 +153,24 @@ export class CallbackRequestRepository {
        ) AS ahead
          FROM callback_requests c
         WHERE c.account_id = $1 AND c.id = ANY($2::bigint[])`,
-      [String(scope.accountId), queued],
+      [queued],
     );
     const ahead = new Map(found.map((f) => [String(f.id), f.ahead]));
     return rows.map((r) => (ahead.has(String(r.id)) ? ahead.get(String(r.id))! + 1 : null));
   }
-}
 
-/**
- * Cancels the queued and calling requests of a phone number of the scope, on the
- * caller's transaction (deleting the number); returns how many.
- */
-export async function cancelOpenCallbackRequests(sql: SqlQuery, scope: AccountScope, phoneNumberId: bigint): Promise<number> {
-  const rows = await sql(
-    `UPDATE callback_requests SET status = 'cancelled', updated_at = now()
-      WHERE account_id = $1 AND phone_number_id = $2 AND status IN ('queued', 'calling')
-     RETURNING id`,
-    [String(scope.accountId), String(phoneNumberId)],
-  );
-  return rows.length;
+  /**
+   * Cancels the queued and calling requests of a phone number of the scope, on the
+   * caller's transaction (deleting the number); returns how many.
+   */
+  async cancelOpenOfPhoneNumber(scope: AccountScope, phoneNumberId: bigint): Promise<number> {
+    const rows = await this.db.query(
+      scope,
+      `UPDATE callback_requests SET status = 'cancelled', updated_at = now()
+        WHERE account_id = $1 AND phone_number_id = $2 AND status IN ('queued', 'calling')
+       RETURNING id`,
+      [String(phoneNumberId)],
+    );
+    return rows.length;
+  }
 }

@@ -1,4 +1,4 @@
-import type { Db } from '../../db/create-db';
+import type { TenantSql } from '../../db/tenant-sql';
 import type { AccountScope } from '../authorization';
 
 // The only module that reads or writes accounts (the login and the Bearer lookup
@@ -33,21 +33,21 @@ function toRecord(r: SqlRow): AccountRecord {
 }
 
 export class AccountRepository {
-  constructor(private readonly db: Pick<Db, 'sql'>) {}
+  constructor(private readonly db: TenantSql) {}
 
   async find(scope: AccountScope, lock = false): Promise<AccountRecord | null> {
-    const [row] = await this.db.sql<SqlRow>(`SELECT ${COLUMNS} FROM accounts a WHERE a.id = $1${lock ? ' FOR UPDATE' : ''}`, [String(scope.accountId)]);
+    const [row] = await this.db.query<SqlRow>(scope, `SELECT ${COLUMNS} FROM accounts a WHERE a.id = $1${lock ? ' FOR UPDATE' : ''}`);
     return row ? toRecord(row) : null;
   }
 
   async findByName(name: string): Promise<AccountRecord | null> {
-    const [row] = await this.db.sql<SqlRow>(`SELECT ${COLUMNS} FROM accounts a WHERE a.name = $1`, [name]);
+    const [row] = await this.db.crossTenant<SqlRow>('operator', `SELECT ${COLUMNS} FROM accounts a WHERE a.name = $1`, [name]);
     return row ? toRecord(row) : null;
   }
 
   /** Every account, id ascending (the operator's list). */
   async list(): Promise<AccountRecord[]> {
-    const rows = await this.db.sql<SqlRow>(`SELECT ${COLUMNS} FROM accounts a ORDER BY a.id`);
+    const rows = await this.db.crossTenant<SqlRow>('operator', `SELECT ${COLUMNS} FROM accounts a ORDER BY a.id`);
     return rows.map(toRecord);
   }
 
@@ -56,7 +56,8 @@ export class AccountRepository {
    * name. null when the name or the subdomain is taken.
    */
   async insert(row: { name: string; subdomain?: string }): Promise<AccountRecord | null> {
-    const [inserted] = await this.db.sql<SqlRow>(
+    const [inserted] = await this.db.crossTenant<SqlRow>(
+      'operator',
       `INSERT INTO accounts AS a (name, subdomain) VALUES ($1, $2) ON CONFLICT DO NOTHING RETURNING ${COLUMNS}`,
       [row.name, row.subdomain ?? ''],
     );
@@ -66,11 +67,12 @@ export class AccountRepository {
   /** Sets the given settings and updated_at. */
   async updateSettings(scope: AccountScope, changes: AccountSettingsChanges): Promise<AccountRecord | null> {
     const given = changes.omnichannelRouting !== undefined;
-    const [row] = await this.db.sql<SqlRow>(
+    const [row] = await this.db.query<SqlRow>(
+      scope,
       `UPDATE accounts a SET omnichannel_routing = CASE WHEN $2::boolean THEN $3::boolean ELSE a.omnichannel_routing END, updated_at = now()
         WHERE a.id = $1
        RETURNING ${COLUMNS}`,
-      [String(scope.accountId), given, given ? changes.omnichannelRouting : null],
+      [given, given ? changes.omnichannelRouting : null],
     );
     return row ? toRecord(row) : null;
   }

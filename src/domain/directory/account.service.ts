@@ -1,4 +1,5 @@
 import type { Db } from '../../db/create-db';
+import { TenantSql, tenantTransaction } from '../../db/tenant-sql';
 import { recordAudit, systemActor } from '../audit/audit-log.repository';
 import type { AccountScope } from '../authorization';
 import type { RequestOrigin } from '../auth/viewer';
@@ -20,7 +21,7 @@ export class AccountService {
   private readonly accounts: AccountRepository;
 
   constructor(private readonly db: Pick<Db, 'sql' | 'transaction'>) {
-    this.accounts = new AccountRepository(db);
+    this.accounts = new AccountRepository(new TenantSql(db.sql));
   }
 
   /** The account a request acts in (or a known account: the authorization pages). */
@@ -54,8 +55,8 @@ export class AccountService {
       }
     }
     v.throwIfAny();
-    return this.db.transaction(async (sql) => {
-      const accounts = new AccountRepository({ sql });
+    return tenantTransaction(this.db, async (sql) => {
+      const accounts = new AccountRepository(sql);
       const account = await accounts.insert({ name: trimmed!, subdomain: sub });
       if (!account) {
         if (sub !== undefined && !(await accounts.findByName(trimmed!))) {
@@ -83,8 +84,8 @@ export class AccountService {
       omnichannelRouting: raw === null ? (v.add('omnichannel_routing', 'InvalidValue', 'Omnichannel routing: must be true or false'), undefined) : booleanField(v, 'omnichannel_routing', 'Omnichannel routing', raw),
     };
     v.throwIfAny();
-    return this.db.transaction(async (sql) => {
-      const accounts = new AccountRepository({ sql });
+    return tenantTransaction(this.db, async (sql) => {
+      const accounts = new AccountRepository(sql);
       const current = (await accounts.find(scopeOf(acting), true)) ?? notFound();
       const changed = changedFields(current, changes, { omnichannel_routing: 'omnichannelRouting' });
       if (changed.length === 0) return current;

@@ -1,4 +1,4 @@
-import type { Db } from '../../db/create-db';
+import type { TenantSql } from '../../db/tenant-sql';
 import type { AccountScope } from '../authorization';
 import type { OffsetPage } from '../pagination';
 
@@ -36,49 +36,39 @@ const WRITABLE = [
 ] as const;
 
 export class GroupRepository {
-  constructor(private readonly db: Pick<Db, 'sql'>) {}
+  constructor(private readonly db: TenantSql) {}
 
   async find(scope: AccountScope, id: bigint, lock = false): Promise<GroupRecord | null> {
-    const [row] = await this.db.sql<SqlRow>(`SELECT ${COLUMNS} FROM groups g WHERE g.account_id = $1 AND g.id = $2${lock ? ' FOR UPDATE' : ''}`, [
-      String(scope.accountId),
-      String(id),
-    ]);
+    const [row] = await this.db.query<SqlRow>(scope, `SELECT ${COLUMNS} FROM groups g WHERE g.account_id = $1 AND g.id = $2${lock ? ' FOR UPDATE' : ''}`, [String(id)]);
     return row ? toRecord(row) : null;
   }
 
   /** id ascending */
   async list(scope: AccountScope, page: OffsetPage): Promise<GroupRecord[]> {
-    const rows = await this.db.sql<SqlRow>(`SELECT ${COLUMNS} FROM groups g WHERE g.account_id = $1 ORDER BY g.id LIMIT $2 OFFSET $3`, [
-      String(scope.accountId),
-      page.perPage,
-      (page.page - 1) * page.perPage,
-    ]);
+    const rows = await this.db.query<SqlRow>(scope, `SELECT ${COLUMNS} FROM groups g WHERE g.account_id = $1 ORDER BY g.id LIMIT $2 OFFSET $3`, [page.perPage, (page.page - 1) * page.perPage]);
     return rows.map(toRecord);
   }
 
   async count(scope: AccountScope): Promise<number> {
-    const [row] = await this.db.sql<{ n: Int8 }>('SELECT count(*) AS n FROM groups g WHERE g.account_id = $1', [String(scope.accountId)]);
+    const [row] = await this.db.query<{ n: Int8 }>(scope, 'SELECT count(*) AS n FROM groups g WHERE g.account_id = $1');
     return Number(row.n);
   }
 
   async insert(scope: AccountScope, row: { name: string; description: string }): Promise<GroupRecord> {
-    const [inserted] = await this.db.sql<SqlRow>(`INSERT INTO groups AS g (account_id, name, description) VALUES ($1, $2, $3) RETURNING ${COLUMNS}`, [
-      String(scope.accountId),
-      row.name,
-      row.description,
-    ]);
+    const [inserted] = await this.db.query<SqlRow>(scope, `INSERT INTO groups AS g (account_id, name, description) VALUES ($1, $2, $3) RETURNING ${COLUMNS}`, [row.name, row.description]);
     return toRecord(inserted);
   }
 
   /** Sets the given fields and updated_at; one statement text for any subset. */
   async update(scope: AccountScope, id: bigint, changes: GroupChanges): Promise<GroupRecord | null> {
-    const params: unknown[] = [String(scope.accountId), String(id)];
+    const params: unknown[] = [String(id)];
     const sets = WRITABLE.map(([key, column]) => {
       const given = changes[key] !== undefined;
       params.push(given, given ? changes[key] : null);
-      return `${column} = CASE WHEN $${params.length - 1}::boolean THEN $${params.length}::text ELSE g.${column} END`;
+      return `${column} = CASE WHEN $${params.length}::boolean THEN $${params.length + 1}::text ELSE g.${column} END`;
     });
-    const [row] = await this.db.sql<SqlRow>(
+    const [row] = await this.db.query<SqlRow>(
+      scope,
       `UPDATE groups g SET ${sets.join(', ')}, updated_at = now() WHERE g.account_id = $1 AND g.id = $2 RETURNING ${COLUMNS}`,
       params,
     );
@@ -87,10 +77,7 @@ export class GroupRepository {
 
   /** Deletes the group; callback requests keep the ids they asked for (arrays, no foreign key). */
   async delete(scope: AccountScope, id: bigint): Promise<GroupRecord | null> {
-    const [row] = await this.db.sql<SqlRow>(`DELETE FROM groups g WHERE g.account_id = $1 AND g.id = $2 RETURNING ${COLUMNS}`, [
-      String(scope.accountId),
-      String(id),
-    ]);
+    const [row] = await this.db.query<SqlRow>(scope, `DELETE FROM groups g WHERE g.account_id = $1 AND g.id = $2 RETURNING ${COLUMNS}`, [String(id)]);
     return row ? toRecord(row) : null;
   }
 }

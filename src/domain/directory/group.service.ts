@@ -1,4 +1,5 @@
 import type { Db } from '../../db/create-db';
+import { TenantSql, tenantTransaction } from '../../db/tenant-sql';
 import { recordAudit } from '../audit/audit-log.repository';
 import { NotFoundError, Validator } from '../errors';
 import { parseId } from '../ids';
@@ -29,7 +30,7 @@ export class GroupService {
   private readonly groups: GroupRepository;
 
   constructor(private readonly db: Pick<Db, 'sql' | 'transaction'>) {
-    this.groups = new GroupRepository(db);
+    this.groups = new GroupRepository(new TenantSql(db.sql));
   }
 
   async find(acting: Acting, rawId: unknown): Promise<GroupRecord | null> {
@@ -48,8 +49,8 @@ export class GroupService {
 
   create(acting: Acting, input: GroupInput): Promise<GroupRecord> {
     const fields = validate(input, true);
-    return this.db.transaction(async (sql) => {
-      const group = await new GroupRepository({ sql }).insert(scopeOf(acting), { name: fields.name!, description: fields.description ?? '' });
+    return tenantTransaction(this.db, async (sql) => {
+      const group = await new GroupRepository(sql).insert(scopeOf(acting), { name: fields.name!, description: fields.description ?? '' });
       await recordAudit(sql, auditActorOf(acting), {
         action: 'create', sourceType: 'group', sourceId: group.id, sourceLabel: group.name,
         changedFields: ['name', ...(group.description ? ['description'] : [])], description: 'Created',
@@ -61,8 +62,8 @@ export class GroupService {
   async update(acting: Acting, rawId: unknown, input: GroupInput): Promise<GroupRecord> {
     const id = parseId(rawId) ?? notFound();
     const changes = validate(input, false);
-    return this.db.transaction(async (sql) => {
-      const groups = new GroupRepository({ sql });
+    return tenantTransaction(this.db, async (sql) => {
+      const groups = new GroupRepository(sql);
       const current = (await groups.find(scopeOf(acting), id, true)) ?? notFound();
       const changed = changedFields(current, changes, { name: 'name', description: 'description' });
       if (changed.length === 0) return current;
@@ -77,8 +78,8 @@ export class GroupService {
   /** Deletes the group for good; callback requests keep the group ids they were created with. */
   async delete(acting: Acting, rawId: unknown): Promise<void> {
     const id = parseId(rawId) ?? notFound();
-    await this.db.transaction(async (sql) => {
-      const deleted = (await new GroupRepository({ sql }).delete(scopeOf(acting), id)) ?? notFound();
+    await tenantTransaction(this.db, async (sql) => {
+      const deleted = (await new GroupRepository(sql).delete(scopeOf(acting), id)) ?? notFound();
       await recordAudit(sql, auditActorOf(acting), { action: 'destroy', sourceType: 'group', sourceId: id, sourceLabel: deleted.name, description: 'Deleted' });
     });
   }

@@ -1,4 +1,4 @@
-import type { Db } from '../../db/create-db';
+import type { TenantSql } from '../../db/tenant-sql';
 import type { AccountScope } from '../authorization';
 import type { OffsetPage } from '../pagination';
 
@@ -54,29 +54,29 @@ const WRITABLE = [
 ] as const;
 
 export class PhoneNumberRepository {
-  constructor(private readonly db: Pick<Db, 'sql'>) {}
+  constructor(private readonly db: TenantSql) {}
 
   async find(scope: AccountScope, id: bigint, lock = false): Promise<PhoneNumberRecord | null> {
-    const [row] = await this.db.sql<SqlRow>(
+    const [row] = await this.db.query<SqlRow>(
+      scope,
       `SELECT ${COLUMNS} FROM voice_phone_numbers p WHERE p.account_id = $1 AND p.id = $2 AND p.deleted_at IS NULL${lock ? ' FOR UPDATE' : ''}`,
-      [String(scope.accountId), String(id)],
+      [String(id)],
     );
     return row ? toRecord(row) : null;
   }
 
   /** Live numbers, id ascending. */
   async list(scope: AccountScope, page: OffsetPage): Promise<PhoneNumberRecord[]> {
-    const rows = await this.db.sql<SqlRow>(
+    const rows = await this.db.query<SqlRow>(
+      scope,
       `SELECT ${COLUMNS} FROM voice_phone_numbers p WHERE p.account_id = $1 AND p.deleted_at IS NULL ORDER BY p.id LIMIT $2 OFFSET $3`,
-      [String(scope.accountId), page.perPage, (page.page - 1) * page.perPage],
+      [page.perPage, (page.page - 1) * page.perPage],
     );
     return rows.map(toRecord);
   }
 
   async count(scope: AccountScope): Promise<number> {
-    const [row] = await this.db.sql<{ n: Int8 }>('SELECT count(*) AS n FROM voice_phone_numbers p WHERE p.account_id = $1 AND p.deleted_at IS NULL', [
-      String(scope.accountId),
-    ]);
+    const [row] = await this.db.query<{ n: Int8 }>(scope, 'SELECT count(*) AS n FROM voice_phone_numbers p WHERE p.account_id = $1 AND p.deleted_at IS NULL');
     return Number(row.n);
   }
 
@@ -86,7 +86,8 @@ export class PhoneNumberRepository {
    * has that number live already.
    */
   async insertOrRevive(scope: AccountScope, row: { number: string } & Required<PhoneNumberChanges>): Promise<{ record: PhoneNumberRecord; revived: boolean } | null> {
-    const [inserted] = await this.db.sql<SqlRow & { revived: boolean }>(
+    const [inserted] = await this.db.query<SqlRow & { revived: boolean }>(
+      scope,
       `INSERT INTO voice_phone_numbers AS p (account_id, number, nickname, callback_enabled, voice_enabled, sms_enabled, mms_enabled)
        VALUES ($1, $2, $3::text, $4, $5, $6, $7)
        ON CONFLICT (account_id, number) DO UPDATE
@@ -94,20 +95,21 @@ export class PhoneNumberRepository {
               sms_enabled = EXCLUDED.sms_enabled, mms_enabled = EXCLUDED.mms_enabled, deleted_at = NULL, updated_at = now()
         WHERE p.deleted_at IS NOT NULL
        RETURNING ${COLUMNS}, p.xmax::text <> '0' AS revived`,
-      [String(scope.accountId), row.number, row.nickname, row.callbackEnabled, row.voiceEnabled, row.smsEnabled, row.mmsEnabled],
+      [row.number, row.nickname, row.callbackEnabled, row.voiceEnabled, row.smsEnabled, row.mmsEnabled],
     );
     return inserted ? { record: toRecord(inserted), revived: inserted.revived } : null;
   }
 
   /** Sets the given fields and updated_at on a live number; one statement text for any subset. */
   async update(scope: AccountScope, id: bigint, changes: PhoneNumberChanges): Promise<PhoneNumberRecord | null> {
-    const params: unknown[] = [String(scope.accountId), String(id)];
+    const params: unknown[] = [String(id)];
     const sets = WRITABLE.map(([key, column, cast]) => {
       const given = changes[key] !== undefined;
       params.push(given, given ? changes[key] : null);
-      return `${column} = CASE WHEN $${params.length - 1}::boolean THEN $${params.length}${cast} ELSE p.${column} END`;
+      return `${column} = CASE WHEN $${params.length}::boolean THEN $${params.length + 1}${cast} ELSE p.${column} END`;
     });
-    const [row] = await this.db.sql<SqlRow>(
+    const [row] = await this.db.query<SqlRow>(
+      scope,
       `UPDATE voice_phone_numbers p SET ${sets.join(', ')}, updated_at = now()
         WHERE p.account_id = $1 AND p.id = $2 AND p.deleted_at IS NULL
        RETURNING ${COLUMNS}`,
@@ -124,12 +126,13 @@ export class PhoneNumberRepository {
    * cancelled by the caller), or waits and finds the number deleted.
    */
   async softDelete(scope: AccountScope, id: bigint): Promise<PhoneNumberRecord | null> {
-    const [row] = await this.db.sql<SqlRow>(
+    const [row] = await this.db.query<SqlRow>(
+      scope,
       `WITH live AS (SELECT id FROM voice_phone_numbers WHERE account_id = $1 AND id = $2 AND deleted_at IS NULL FOR UPDATE)
        UPDATE voice_phone_numbers p SET deleted_at = now(), updated_at = now()
          FROM live WHERE p.id = live.id
        RETURNING ${COLUMNS}`,
-      [String(scope.accountId), String(id)],
+      [String(id)],
     );
     return row ? toRecord(row) : null;
   }

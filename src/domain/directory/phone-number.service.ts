@@ -1,6 +1,7 @@
 import type { Db } from '../../db/create-db';
+import { TenantSql, tenantTransaction } from '../../db/tenant-sql';
 import { recordAudit } from '../audit/audit-log.repository';
-import { cancelOpenCallbackRequests } from '../callback-requests/callback-request.repository';
+import { CallbackRequestRepository } from '../callback-requests/callback-request.repository';
 import { NotFoundError, ValidationError, Validator } from '../errors';
 import { parseId } from '../ids';
 import { checkOffsetPage, type OffsetPage } from '../pagination';
@@ -51,7 +52,7 @@ export class PhoneNumberService {
   private readonly numbers: PhoneNumberRepository;
 
   constructor(private readonly db: Pick<Db, 'sql' | 'transaction'>) {
-    this.numbers = new PhoneNumberRepository(db);
+    this.numbers = new PhoneNumberRepository(new TenantSql(db.sql));
   }
 
   async find(acting: Acting, rawId: unknown): Promise<PhoneNumberRecord | null> {
@@ -75,8 +76,8 @@ export class PhoneNumberService {
     if (raw && !number) v.add('number', 'InvalidValue', `Number: ${raw} is not a valid E.164 phone number`);
     const fields = validate(input, v);
     v.throwIfAny();
-    return this.db.transaction(async (sql) => {
-      const stored = await new PhoneNumberRepository({ sql }).insertOrRevive(scopeOf(acting), {
+    return tenantTransaction(this.db, async (sql) => {
+      const stored = await new PhoneNumberRepository(sql).insertOrRevive(scopeOf(acting), {
         number: number!,
         nickname: fields.nickname ?? null,
         callbackEnabled: fields.callbackEnabled ?? false,
@@ -101,8 +102,8 @@ export class PhoneNumberService {
     const v = new Validator();
     const changes = validate(input, v);
     v.throwIfAny();
-    return this.db.transaction(async (sql) => {
-      const numbers = new PhoneNumberRepository({ sql });
+    return tenantTransaction(this.db, async (sql) => {
+      const numbers = new PhoneNumberRepository(sql);
       const current = (await numbers.find(scopeOf(acting), id, true)) ?? notFound();
       const changed = changedFields(current, changes, FIELD_NAMES);
       if (changed.length === 0) return current;
@@ -118,9 +119,9 @@ export class PhoneNumberService {
   /** Soft delete; its queued and calling callback requests become cancelled in the same transaction. */
   async delete(acting: Acting, rawId: unknown): Promise<void> {
     const id = parseId(rawId) ?? notFound();
-    await this.db.transaction(async (sql) => {
-      const deleted = (await new PhoneNumberRepository({ sql }).softDelete(scopeOf(acting), id)) ?? notFound();
-      const cancelled = await cancelOpenCallbackRequests(sql, scopeOf(acting), id);
+    await tenantTransaction(this.db, async (sql) => {
+      const deleted = (await new PhoneNumberRepository(sql).softDelete(scopeOf(acting), id)) ?? notFound();
+      const cancelled = await new CallbackRequestRepository(sql).cancelOpenOfPhoneNumber(scopeOf(acting), id);
       await recordAudit(sql, auditActorOf(acting), {
         action: 'destroy', sourceType: 'voice_phone_number', sourceId: id, sourceLabel: deleted.number,
         description: `Deleted; ${cancelled} open callback request${cancelled === 1 ? '' : 's'} cancelled`,

@@ -1,4 +1,5 @@
 import type { Db } from '../../db/create-db';
+import { TenantSql, tenantTransaction } from '../../db/tenant-sql';
 import type { Limits } from '../../config';
 import { recordAudit } from '../audit/audit-log.repository';
 import { accountScope, usersVisibleTo } from '../authorization';
@@ -50,7 +51,7 @@ export class UserPasswordService {
     private readonly db: Pick<Db, 'sql' | 'transaction'>,
     private readonly guard?: PasswordGuard,
   ) {
-    this.users = new UserRepository(db);
+    this.users = new UserRepository(new TenantSql(db.sql));
   }
 
   /**
@@ -70,8 +71,8 @@ export class UserPasswordService {
     v.throwIfAny();
     if (own && !(await this.verifyPrevious(viewer, found.user, found.passwordHash, previous!))) throw wrongPrevious();
     const passwordHash = await hashPassword(next!, kdfTurnOf(viewer));
-    await this.db.transaction(async (sql) => {
-      const users = new UserRepository({ sql });
+    await tenantTransaction(this.db, async (sql) => {
+      const users = new UserRepository(sql);
       const locked = (await users.lock(scope, found.user.id)) ?? notFound();
       // Changed meanwhile: the previous password that was verified is no longer the current one.
       if (own && !constantTimeEqual(locked.passwordHash, found.passwordHash)) throw wrongPrevious();

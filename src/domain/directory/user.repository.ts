@@ -1,4 +1,4 @@
-import type { Db } from '../../db/create-db';
+import type { TenantSql } from '../../db/tenant-sql';
 import type { AccountScope } from '../authorization';
 import type { KeysetPage, OffsetPage, PageResult } from '../pagination';
 import type { Role } from '../auth/viewer';
@@ -52,17 +52,19 @@ function toRecord(r: SqlRow): UserRecord {
   };
 }
 
-/** WHERE of a scope (alias u), with an optional role filter; appends its parameters. */
+/**
+ * WHERE of a scope (alias u) after the account's (TenantSql binds $1), with an
+ * optional role filter; appends its parameters, which are $2, $3, ….
+ */
 function scopeSql(scope: UserScope, params: unknown[], role?: Role): string {
-  params.push(String(scope.accountId));
-  let where = `u.account_id = $${params.length}`;
+  let where = 'u.account_id = $1';
   if (scope.id !== undefined) {
     params.push(String(scope.id));
-    where += ` AND u.id = $${params.length}`;
+    where += ` AND u.id = $${params.length + 1}`;
   }
   if (role !== undefined) {
     params.push(role);
-    where += ` AND u.role = $${params.length}::"UserRole"`;
+    where += ` AND u.role = $${params.length + 1}::"UserRole"`;
   }
   return where;
 }
@@ -76,13 +78,13 @@ const WRITABLE = [
 ] as const;
 
 export class UserRepository {
-  constructor(private readonly db: Pick<Db, 'sql'>) {}
+  constructor(private readonly db: TenantSql) {}
 
   async find(scope: UserScope, id: bigint): Promise<UserRecord | null> {
     const params: unknown[] = [];
     const where = scopeSql(scope, params);
     params.push(String(id));
-    const [row] = await this.db.sql<SqlRow>(`SELECT ${COLUMNS} FROM users u WHERE ${where} AND u.id = $${params.length}`, params);
+    const [row] = await this.db.query<SqlRow>(scope, `SELECT ${COLUMNS} FROM users u WHERE ${where} AND u.id = $${params.length + 1}`, params);
     return row ? toRecord(row) : null;
   }
 
@@ -91,7 +93,7 @@ export class UserRepository {
     const params: unknown[] = [];
     const where = scopeSql(scope, params);
     params.push(ids.map(String));
-    const rows = await this.db.sql<SqlRow>(`SELECT ${COLUMNS} FROM users u WHERE ${where} AND u.id = ANY($${params.length}::bigint[])`, params);
+    const rows = await this.db.query<SqlRow>(scope, `SELECT ${COLUMNS} FROM users u WHERE ${where} AND u.id = ANY($${params.length + 1}::bigint[])`, params);
     return rows.map(toRecord);
   }
 
@@ -102,10 +104,10 @@ export class UserRepository {
     const backward = page.before !== undefined;
     if (backward || page.after !== undefined) {
       params.push(String(backward ? page.before : page.after));
-      where += ` AND u.id ${backward ? '<' : '>'} $${params.length}`;
+      where += ` AND u.id ${backward ? '<' : '>'} $${params.length + 1}`;
     }
     params.push(page.size + 1);
-    const rows = await this.db.sql<SqlRow>(`SELECT ${COLUMNS} FROM users u WHERE ${where} ORDER BY u.id ${backward ? 'DESC' : 'ASC'} LIMIT $${params.length}`, params);
+    const rows = await this.db.query<SqlRow>(scope, `SELECT ${COLUMNS} FROM users u WHERE ${where} ORDER BY u.id ${backward ? 'DESC' : 'ASC'} LIMIT $${params.length + 1}`, params);
     const more = rows.length > page.size;
     const items = rows.slice(0, page.size).map(toRecord);
     if (backward) items.reverse();
@@ -116,8 +118,9 @@ export class UserRepository {
     const params: unknown[] = [];
     const where = scopeSql(scope, params, role);
     params.push(page.perPage, (page.page - 1) * page.perPage);
-    const rows = await this.db.sql<SqlRow>(
-      `SELECT ${COLUMNS} FROM users u WHERE ${where} ORDER BY u.id LIMIT $${params.length - 1} OFFSET $${params.length}`,
+    const rows = await this.db.query<SqlRow>(
+      scope,
+      `SELECT ${COLUMNS} FROM users u WHERE ${where} ORDER BY u.id LIMIT $${params.length} OFFSET $${params.length + 1}`,
       params,
     );
     return rows.map(toRecord);
@@ -126,24 +129,25 @@ export class UserRepository {
   async count(scope: UserScope, role?: Role): Promise<number> {
     const params: unknown[] = [];
     const where = scopeSql(scope, params, role);
-    const [row] = await this.db.sql<{ n: Int8 }>(`SELECT count(*) AS n FROM users u WHERE ${where}`, params);
+    const [row] = await this.db.query<{ n: Int8 }>(scope, `SELECT count(*) AS n FROM users u WHERE ${where}`, params);
     return Number(row.n);
   }
 
-  /** Whether the account has any user at all (bootstrap: the first start). */
+  /** Whether the database has any user at all, in any account (bootstrap: the first start). */
   async anyUser(): Promise<boolean> {
-    const [row] = await this.db.sql<{ found: boolean }>('SELECT EXISTS (SELECT 1 FROM users) AS found');
+    const [row] = await this.db.crossTenant<{ found: boolean }>('operator', 'SELECT EXISTS (SELECT 1 FROM users) AS found');
     return row.found;
   }
 
   /** Stores a user; null when the account already has a user with that email (case-insensitive). */
   async insert(scope: AccountScope, row: { name: string; email: string; role: Role; passwordHash: string }): Promise<UserRecord | null> {
-    const [inserted] = await this.db.sql<SqlRow>(
+    const [inserted] = await this.db.query<SqlRow>(
+      scope,
       `INSERT INTO users AS u (account_id, name, email, email_key, role, password_hash)
        VALUES ($1, $2, $3, lower($3), $4::"UserRole", $5)
        ON CONFLICT (account_id, email_key) DO NOTHING
        RETURNING ${COLUMNS}`,
-      [String(scope.accountId), row.name, row.email, row.role, row.passwordHash],
+      [row.name, row.email, row.role, row.passwordHash],
     );
     return inserted ? toRecord(inserted) : null;
   }
@@ -156,8 +160,9 @@ export class UserRepository {
     const params: unknown[] = [];
     const where = scopeSql(scope, params);
     params.push(String(id));
-    const [row] = await this.db.sql<SqlRow & { password_hash: string }>(
-      `SELECT ${COLUMNS}, u.password_hash FROM users u WHERE ${where} AND u.id = $${params.length}${forUpdate ? ' FOR UPDATE' : ''}`,
+    const [row] = await this.db.query<SqlRow & { password_hash: string }>(
+      scope,
+      `SELECT ${COLUMNS}, u.password_hash FROM users u WHERE ${where} AND u.id = $${params.length + 1}${forUpdate ? ' FOR UPDATE' : ''}`,
       params,
     );
     return row ? { user: toRecord(row), passwordHash: row.password_hash } : null;
@@ -169,31 +174,33 @@ export class UserRepository {
    * second sees one admin left.
    */
   async lockActiveAdmins(scope: AccountScope): Promise<bigint[]> {
-    const rows = await this.db.sql<{ id: Int8 }>(
+    const rows = await this.db.query<{ id: Int8 }>(
+      scope,
       "SELECT u.id FROM users u WHERE u.account_id = $1 AND u.role = 'admin' AND u.active ORDER BY u.id FOR UPDATE",
-      [String(scope.accountId)],
     );
     return rows.map((r) => BigInt(r.id));
   }
 
   /** Whether another user of the account holds this email (case-insensitive). */
   async emailTaken(scope: AccountScope, email: string, exceptId: bigint): Promise<boolean> {
-    const [row] = await this.db.sql<{ taken: boolean }>(
+    const [row] = await this.db.query<{ taken: boolean }>(
+      scope,
       'SELECT EXISTS (SELECT 1 FROM users u WHERE u.account_id = $1 AND u.email_key = lower($2) AND u.id <> $3) AS taken',
-      [String(scope.accountId), email, String(exceptId)],
+      [email, String(exceptId)],
     );
     return row.taken;
   }
 
   /** Sets the given fields and updated_at; one statement text for any subset. */
   async update(scope: AccountScope, id: bigint, changes: UserChanges): Promise<UserRecord | null> {
-    const params: unknown[] = [String(scope.accountId), String(id)];
+    const params: unknown[] = [String(id)];
     const sets = WRITABLE.map(([key, column, cast]) => {
       const given = changes[key] !== undefined;
       params.push(given, given ? changes[key] : null);
-      return `${column} = CASE WHEN $${params.length - 1}::boolean THEN $${params.length}${cast} ELSE u.${column} END`;
+      return `${column} = CASE WHEN $${params.length}::boolean THEN $${params.length + 1}${cast} ELSE u.${column} END`;
     });
-    const [row] = await this.db.sql<SqlRow>(
+    const [row] = await this.db.query<SqlRow>(
+      scope,
       `UPDATE users u SET ${sets.join(', ')}, email_key = lower(CASE WHEN $5::boolean THEN $6 ELSE u.email END), updated_at = now()
         WHERE u.account_id = $1 AND u.id = $2
        RETURNING ${COLUMNS}`,
@@ -204,11 +211,12 @@ export class UserRepository {
 
   /** A new password hash; password_changed_at and updated_at are now. */
   async setPasswordHash(scope: AccountScope, id: bigint, passwordHash: string): Promise<UserRecord | null> {
-    const [row] = await this.db.sql<SqlRow>(
+    const [row] = await this.db.query<SqlRow>(
+      scope,
       `UPDATE users u SET password_hash = $3, password_changed_at = now(), updated_at = now()
         WHERE u.account_id = $1 AND u.id = $2
        RETURNING ${COLUMNS}`,
-      [String(scope.accountId), String(id), passwordHash],
+      [String(id), passwordHash],
     );
     return row ? toRecord(row) : null;
   }

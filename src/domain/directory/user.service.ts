@@ -1,4 +1,5 @@
-import type { Db, SqlQuery } from '../../db/create-db';
+import type { Db } from '../../db/create-db';
+import { TenantSql, tenantTransaction } from '../../db/tenant-sql';
 import { recordAudit } from '../audit/audit-log.repository';
 import { usersVisibleTo, type AccountScope } from '../authorization';
 import { hashPassword } from '../auth/passwords';
@@ -50,7 +51,7 @@ export class UserService {
     private readonly db: Pick<Db, 'sql' | 'transaction'>,
     guard?: PasswordGuard,
   ) {
-    this.users = new UserRepository(db);
+    this.users = new UserRepository(new TenantSql(db.sql));
     this.passwords = new UserPasswordService(db, guard);
   }
 
@@ -107,8 +108,8 @@ export class UserService {
     const password = passwordField(v, 'password', 'Password', input.password, false);
     v.throwIfAny();
     const passwordHash = password === undefined ? UNUSABLE_PASSWORD_HASH : await hashPassword(password, kdfTurnOf(acting));
-    return this.db.transaction(async (sql) => {
-      const user = await new UserRepository({ sql }).insert(scopeOf(acting), { name: name!, email: email!, role: role!, passwordHash });
+    return tenantTransaction(this.db, async (sql) => {
+      const user = await new UserRepository(sql).insert(scopeOf(acting), { name: name!, email: email!, role: role!, passwordHash });
       if (!user) throw emailTaken(email!);
       await recordAudit(sql, auditActorOf(acting), {
         action: 'create', sourceType: 'user', sourceId: user.id, sourceLabel: user.name,
@@ -135,8 +136,8 @@ export class UserService {
     };
     v.throwIfAny();
     const scope = scopeOf(acting);
-    return this.db.transaction(async (sql) => {
-      const users = new UserRepository({ sql });
+    return tenantTransaction(this.db, async (sql) => {
+      const users = new UserRepository(sql);
       const mayTouchAdmins = changes.role !== undefined || changes.active === false;
       const admins = mayTouchAdmins ? await users.lockActiveAdmins(scope) : [];
       const found = (await users.lock(scope, id)) ?? notFound();
@@ -170,8 +171,8 @@ export class UserService {
   async delete(acting: Acting, rawId: unknown): Promise<UserRecord> {
     const id = parseId(rawId) ?? notFound();
     const scope = scopeOf(acting);
-    return this.db.transaction(async (sql) => {
-      const users = new UserRepository({ sql });
+    return tenantTransaction(this.db, async (sql) => {
+      const users = new UserRepository(sql);
       const admins = await users.lockActiveAdmins(scope);
       const current = ((await users.lock(scope, id)) ?? notFound()).user;
       if (!current.active) return current;
@@ -203,9 +204,9 @@ export class UserService {
 }
 
 /** Every token and grant of the user, revoked on the transaction's connection (grants first: see OAuthGrantRepository.revoke). */
-async function revokeAccess(sql: SqlQuery, scope: AccountScope, userId: bigint): Promise<number> {
-  await new OAuthGrantRepository({ sql }).revokeAllOfUser(scope, userId);
-  return new OAuthTokenRepository({ sql }).revokeAllOfUser(scope, userId);
+async function revokeAccess(sql: TenantSql, scope: AccountScope, userId: bigint): Promise<number> {
+  await new OAuthGrantRepository(sql).revokeAllOfUser(scope, userId);
+  return new OAuthTokenRepository(sql).revokeAllOfUser(scope, userId);
 }
 
 function notFound(): never {

@@ -1,4 +1,4 @@
-import type { Db } from '../../db/create-db';
+import type { TenantSql } from '../../db/tenant-sql';
 import type { AccountScope } from '../authorization';
 import { SECRET_PREFIX_LENGTH, type NewSecret } from './oauth-client.repository';
 
@@ -32,16 +32,15 @@ function toRecord(r: SqlRow): OAuthClientSecretRecord {
 export const MAX_GRACE_PERIOD_SECONDS = 604_800;
 
 export class OAuthClientSecretRepository {
-  constructor(private readonly db: Pick<Db, 'sql'>) {}
+  constructor(private readonly db: TenantSql) {}
 
-  /** The first secret of a client just created (same transaction). */
+  /** The first secret of a client of the account just created (same transaction). */
   async insertFirst(client: { id: bigint; accountId: bigint }, secret: NewSecret): Promise<void> {
-    await this.db.sql('INSERT INTO oauth_client_secrets (account_id, client_id, secret_hash, secret_prefix) VALUES ($1, $2, $3, $4)', [
-      String(client.accountId),
-      String(client.id),
-      secret.secretHash,
-      secret.secret.slice(0, SECRET_PREFIX_LENGTH),
-    ]);
+    await this.db.query(
+      client,
+      'INSERT INTO oauth_client_secrets (account_id, client_id, secret_hash, secret_prefix) SELECT c.account_id, c.id, $3, $4 FROM oauth_clients c WHERE c.account_id = $1 AND c.id = $2',
+      [String(client.id), secret.secretHash, secret.secret.slice(0, SECRET_PREFIX_LENGTH)],
+    );
   }
 
   /**
@@ -52,7 +51,8 @@ export class OAuthClientSecretRepository {
    * row lock serialises concurrent rotations. False when the scope has no such client.
    */
   async rotate(scope: AccountScope, clientId: bigint, secret: NewSecret, graceSeconds: number): Promise<boolean> {
-    const rows = await this.db.sql(
+    const rows = await this.db.query(
+      scope,
       `WITH c AS (SELECT id, account_id FROM oauth_clients WHERE account_id = $1 AND id = $2 FOR UPDATE),
        ended AS (
          DELETE FROM oauth_client_secrets s USING c
@@ -64,7 +64,7 @@ export class OAuthClientSecretRepository {
        )
        INSERT INTO oauth_client_secrets (account_id, client_id, secret_hash, secret_prefix)
        SELECT c.account_id, c.id, $3, $4 FROM c RETURNING id`,
-      [String(scope.accountId), String(clientId), secret.secretHash, secret.secret.slice(0, SECRET_PREFIX_LENGTH), graceSeconds],
+      [String(clientId), secret.secretHash, secret.secret.slice(0, SECRET_PREFIX_LENGTH), graceSeconds],
     );
     return rows.length > 0;
   }
@@ -74,28 +74,30 @@ export class OAuthClientSecretRepository {
    * valid (0: nothing changed); null when the scope has no such client.
    */
   async endGracePeriod(scope: AccountScope, clientId: bigint): Promise<number | null> {
-    const [row] = await this.db.sql<{ ended: string | number }>(
+    const [row] = await this.db.query<{ ended: string | number }>(
+      scope,
       `WITH c AS (SELECT id FROM oauth_clients WHERE account_id = $1 AND id = $2),
        ended AS (DELETE FROM oauth_client_secrets s USING c WHERE s.client_id = c.id AND s.expires_at IS NOT NULL RETURNING s.expires_at)
        SELECT (SELECT count(*) FROM ended WHERE expires_at > now()) AS ended FROM c`,
-      [String(scope.accountId), String(clientId)],
+      [String(clientId)],
     );
     return row ? Number(row.ended) : null;
   }
 
   /** Live secrets (current first, then previous ones) of clients of the scope, in one statement: DataLoader batching. */
   async liveOfClients(scope: AccountScope, clientIds: readonly bigint[]): Promise<OAuthClientSecretRecord[]> {
-    const rows = await this.db.sql<SqlRow>(
+    const rows = await this.db.query<SqlRow>(
+      scope,
       `SELECT ${COLUMNS} FROM oauth_client_secrets s
         WHERE s.account_id = $1 AND s.client_id = ANY($2::bigint[]) AND (s.expires_at IS NULL OR s.expires_at > now())
         ORDER BY s.client_id, s.expires_at IS NOT NULL, s.id DESC`,
-      [String(scope.accountId), clientIds.map(String)],
+      [clientIds.map(String)],
     );
     return rows.map(toRecord);
   }
 
-  /** Records a use at the grant endpoints (the caller does it at most once a minute per secret). */
-  async touch(id: bigint): Promise<void> {
-    await this.db.sql('UPDATE oauth_client_secrets SET last_used_at = now() WHERE id = $1', [String(id)]);
+  /** Records a use at the grant endpoints (the caller does it at most once a minute per secret): a secret of a client of the scope. */
+  async touch(scope: AccountScope, id: bigint): Promise<void> {
+    await this.db.query(scope, 'UPDATE oauth_client_secrets SET last_used_at = now() WHERE account_id = $1 AND id = $2', [String(id)]);
   }
 }

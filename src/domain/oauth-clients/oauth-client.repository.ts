@@ -1,11 +1,11 @@
-import type { Db } from '../../db/create-db';
+import type { TenantSql } from '../../db/tenant-sql';
 import type { AccountScope } from '../authorization';
 import type { ValidOAuthClientFields } from './oauth-client.validation';
 
 // The only module that reads or writes oauth_clients. Every statement is
-// scoped to the account (the policy's row scope, domain/authorization.ts), but
-// the grant-endpoint lookup by identifier, which comes before any account is
-// known; every record goes through toRecord(), the one row mapper. Secrets live
+// scoped to the account (the policy's row scope, domain/authorization.ts;
+// TenantSql binds it), but the grant-endpoint lookup by identifier, which comes
+// before any account is known; every record goes through toRecord(), the one row mapper. Secrets live
 // in oauth_client_secrets (oauth-client-secret.repository.ts); the current one's
 // prefix is read here for display.
 
@@ -72,24 +72,21 @@ const WRITABLE = [
 ] as const;
 
 export class OAuthClientRepository {
-  constructor(private readonly db: Pick<Db, 'sql'>) {}
+  constructor(private readonly db: TenantSql) {}
 
   async list(scope: AccountScope): Promise<OAuthClientRecord[]> {
-    const rows = await this.db.sql<SqlRow>(`SELECT ${COLUMNS} FROM oauth_clients c WHERE c.account_id = $1 ORDER BY c.id`, [String(scope.accountId)]);
+    const rows = await this.db.query<SqlRow>(scope, `SELECT ${COLUMNS} FROM oauth_clients c WHERE c.account_id = $1 ORDER BY c.id`);
     return rows.map((r) => toRecord(r));
   }
 
   async find(scope: AccountScope, id: bigint): Promise<OAuthClientRecord | null> {
-    const [row] = await this.db.sql<SqlRow>(`SELECT ${COLUMNS} FROM oauth_clients c WHERE c.account_id = $1 AND c.id = $2`, [String(scope.accountId), String(id)]);
+    const [row] = await this.db.query<SqlRow>(scope, `SELECT ${COLUMNS} FROM oauth_clients c WHERE c.account_id = $1 AND c.id = $2`, [String(id)]);
     return row ? toRecord(row) : null;
   }
 
   /** Clients by id within the scope, for DataLoader batching. */
   async findMany(scope: AccountScope, ids: readonly bigint[]): Promise<OAuthClientRecord[]> {
-    const rows = await this.db.sql<SqlRow>(`SELECT ${COLUMNS} FROM oauth_clients c WHERE c.account_id = $1 AND c.id = ANY($2::bigint[])`, [
-      String(scope.accountId),
-      ids.map(String),
-    ]);
+    const rows = await this.db.query<SqlRow>(scope, `SELECT ${COLUMNS} FROM oauth_clients c WHERE c.account_id = $1 AND c.id = ANY($2::bigint[])`, [ids.map(String)]);
     return rows.map((r) => toRecord(r));
   }
 
@@ -99,11 +96,12 @@ export class OAuthClientRepository {
     fields: Required<Omit<ValidOAuthClientFields, 'company'>> & { company: string | null; identifier: string },
     secret: string,
   ): Promise<OAuthClientRecord> {
-    const [row] = await this.db.sql<SqlRow>(
+    const [row] = await this.db.query<SqlRow>(
+      scope,
       `INSERT INTO oauth_clients AS c (account_id, name, company, client_type, scopes, redirect_uris, identifier, agent_id)
        VALUES ($1, $2, $3, $4::"OAuthClientType", $5, $6::text[], $7, $8)
        RETURNING ${COLUMNS}`,
-      [String(scope.accountId), fields.name, fields.company, fields.clientType, fields.scopes, fields.redirectUris, fields.identifier, String(scope.agentId)],
+      [fields.name, fields.company, fields.clientType, fields.scopes, fields.redirectUris, fields.identifier, String(scope.agentId)],
     );
     return toRecord(row, secret);
   }
@@ -114,15 +112,16 @@ export class OAuthClientRepository {
    * no such client. One statement text for any subset.
    */
   async update(scope: AccountScope, id: bigint, fields: ValidOAuthClientFields): Promise<{ client: OAuthClientRecord; changed: string[] } | null> {
-    const params: unknown[] = [String(scope.accountId), String(id)];
+    const params: unknown[] = [String(id)];
     const sets = WRITABLE.map(([key, column, cast]) => {
       const given = fields[key] !== undefined;
       params.push(given, given ? fields[key] : null);
-      return `${column} = CASE WHEN $${params.length - 1}::boolean THEN $${params.length}${cast} ELSE c.${column} END`;
+      return `${column} = CASE WHEN $${params.length}::boolean THEN $${params.length + 1}${cast} ELSE c.${column} END`;
     });
     // RETURNING sees the new row as c and the locked previous one as old
     const changed = WRITABLE.map(([, column]) => `CASE WHEN c.${column} IS DISTINCT FROM old.${column} THEN '${column}' END`).join(', ');
-    const [row] = await this.db.sql<SqlRow & { changed: string[] }>(
+    const [row] = await this.db.query<SqlRow & { changed: string[] }>(
+      scope,
       `WITH old AS (SELECT * FROM oauth_clients WHERE account_id = $1 AND id = $2 FOR UPDATE)
        UPDATE oauth_clients c SET ${sets.join(', ')}, updated_at = now() FROM old WHERE c.id = old.id
        RETURNING ${COLUMNS}, array_remove(ARRAY[${changed}]::text[], NULL) AS changed`,
@@ -133,10 +132,7 @@ export class OAuthClientRepository {
 
   /** Marks a new secret in update_date; the record shows `secret` in full. null when the scope has no such client. */
   async touchForNewSecret(scope: AccountScope, id: bigint, secret: string): Promise<OAuthClientRecord | null> {
-    const [row] = await this.db.sql<SqlRow>(`UPDATE oauth_clients c SET updated_at = now() WHERE c.account_id = $1 AND c.id = $2 RETURNING ${COLUMNS}`, [
-      String(scope.accountId),
-      String(id),
-    ]);
+    const [row] = await this.db.query<SqlRow>(scope, `UPDATE oauth_clients c SET updated_at = now() WHERE c.account_id = $1 AND c.id = $2 RETURNING ${COLUMNS}`, [String(id)]);
     return row ? toRecord(row, secret) : null;
   }
 
@@ -146,16 +142,13 @@ export class OAuthClientRepository {
    * has no such client. The caller revokes its tokens, then delete().
    */
   async lockForDelete(scope: AccountScope, id: bigint): Promise<{ name: string } | null> {
-    const [row] = await this.db.sql<{ name: string }>('SELECT c.name FROM oauth_clients c WHERE c.account_id = $1 AND c.id = $2 FOR UPDATE', [
-      String(scope.accountId),
-      String(id),
-    ]);
+    const [row] = await this.db.query<{ name: string }>(scope, 'SELECT c.name FROM oauth_clients c WHERE c.account_id = $1 AND c.id = $2 FOR UPDATE', [String(id)]);
     return row ?? null;
   }
 
   /** Deletes a client locked by lockForDelete (its secrets, grants and codes go with it: ON DELETE CASCADE). */
-  async delete(id: bigint): Promise<void> {
-    await this.db.sql('DELETE FROM oauth_clients WHERE id = $1', [String(id)]);
+  async delete(scope: AccountScope, id: bigint): Promise<void> {
+    await this.db.query(scope, 'DELETE FROM oauth_clients WHERE account_id = $1 AND id = $2', [String(id)]);
   }
 
   /**
@@ -164,7 +157,8 @@ export class OAuthClientRepository {
    * authorization request, before any account is known.
    */
   async findByIdentifier(identifier: string): Promise<{ client: OAuthClientRecord; secrets: LiveSecret[] } | null> {
-    const [row] = await this.db.sql<SqlRow & { secrets: [string, string, boolean][] | null }>(
+    const [row] = await this.db.crossTenant<SqlRow & { secrets: [string, string, boolean][] | null }>(
+      'clientIdentifier',
       `SELECT ${COLUMNS},
               (SELECT json_agg(json_build_array(s.id::text, s.secret_hash, s.last_used_at IS NULL OR s.last_used_at < now() - interval '60 seconds') ORDER BY s.id DESC)
                  FROM oauth_client_secrets s WHERE s.client_id = c.id AND (s.expires_at IS NULL OR s.expires_at > now())) AS secrets

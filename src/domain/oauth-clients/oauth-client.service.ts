@@ -1,4 +1,5 @@
 import type { Db } from '../../db/create-db';
+import { tenantTransaction, type TenantSql } from '../../db/tenant-sql';
 import { NotFoundError, ValidationError } from '../errors';
 import { constantTimeEqual, hmacHex, randomUrlSafe } from '../crypto';
 import { parseId } from '../ids';
@@ -34,11 +35,11 @@ export class OAuthClientService {
   ) {}
 
   /** The repositories over one transaction's connection. */
-  private inTransaction(sql: Db['sql']) {
+  private inTransaction(sql: TenantSql) {
     return {
-      clients: new OAuthClientRepository({ sql }),
-      secrets: new OAuthClientSecretRepository({ sql }),
-      tokens: new OAuthTokenRepository({ sql }),
+      clients: new OAuthClientRepository(sql),
+      secrets: new OAuthClientSecretRepository(sql),
+      tokens: new OAuthTokenRepository(sql),
     };
   }
 
@@ -65,7 +66,7 @@ export class OAuthClientService {
   create(viewer: Viewer, input: OAuthClientInput): Promise<OAuthClientRecord> {
     const fields = validateOAuthClient(input, false);
     const secret = this.newSecret();
-    return this.db.transaction(async (sql) => {
+    return tenantTransaction(this.db, async (sql) => {
       const tx = this.inTransaction(sql);
       const client = await tx.clients.insert(
         { accountId: viewer.accountId, agentId: viewer.userId },
@@ -94,7 +95,7 @@ export class OAuthClientService {
   async update(viewer: Viewer, rawId: unknown, input: OAuthClientInput): Promise<OAuthClientRecord> {
     const id = this.requireId(rawId);
     const fields = validateOAuthClient(input, true);
-    return this.db.transaction(async (sql) => {
+    return tenantTransaction(this.db, async (sql) => {
       const updated = (await this.inTransaction(sql).clients.update(accountScope(viewer), id, fields)) ?? this.notFound();
       const { client, changed } = updated;
       await recordAudit(sql, actorOf(viewer), {
@@ -111,11 +112,11 @@ export class OAuthClientService {
    */
   async delete(viewer: Viewer, rawId: unknown): Promise<void> {
     const id = this.requireId(rawId);
-    await this.db.transaction(async (sql) => {
+    await tenantTransaction(this.db, async (sql) => {
       const tx = this.inTransaction(sql);
       const client = (await tx.clients.lockForDelete(accountScope(viewer), id)) ?? this.notFound();
-      const revoked = await tx.tokens.revokeAllOfClient(id);
-      await tx.clients.delete(id);
+      const revoked = await tx.tokens.revokeAllOfClient(accountScope(viewer), id);
+      await tx.clients.delete(accountScope(viewer), id);
       await recordAudit(sql, actorOf(viewer), {
         action: 'destroy', sourceType: 'oauth_client', sourceId: id, sourceLabel: client.name,
         description: describedFor(viewer, `Deleted; ${revoked} ${revoked === 1 ? 'token' : 'tokens'} revoked with it`),
@@ -137,7 +138,7 @@ export class OAuthClientService {
     }
     const secret = this.newSecret();
     const scope = accountScope(viewer);
-    return this.db.transaction(async (sql) => {
+    return tenantTransaction(this.db, async (sql) => {
       const tx = this.inTransaction(sql);
       if (!(await tx.secrets.rotate(scope, id, secret, grace))) this.notFound();
       const client = (await tx.clients.touchForNewSecret(scope, id, secret.secret)) ?? this.notFound();
@@ -160,7 +161,7 @@ export class OAuthClientService {
   async endSecretGracePeriod(viewer: Viewer, rawId: unknown): Promise<OAuthClientRecord> {
     const id = this.requireId(rawId);
     const scope = accountScope(viewer);
-    return this.db.transaction(async (sql) => {
+    return tenantTransaction(this.db, async (sql) => {
       const tx = this.inTransaction(sql);
       const ended = (await tx.secrets.endGracePeriod(scope, id)) ?? this.notFound();
       const client = (await tx.clients.find(scope, id)) ?? this.notFound();
@@ -193,7 +194,7 @@ export class OAuthClientService {
     for (const candidate of candidates) if (constantTimeEqual(presented, candidate.hash)) matched = candidate;
     if (!found) return null;
     const secretMatched = secret !== undefined && matched !== undefined && found.secrets.length > 0;
-    if (secretMatched && matched!.stale) await this.secrets.touch(matched!.id);
+    if (secretMatched && matched!.stale) await this.secrets.touch(found.client, matched!.id);
     return { client: found.client, secretMatched };
   }
 

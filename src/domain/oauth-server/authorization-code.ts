@@ -4,6 +4,7 @@ import { hmacHex, randomUrlSafe } from '../crypto';
 import { AccessDeniedError, InvalidRequestError } from './oauth-errors';
 import { S256_CHALLENGE } from './pkce';
 import { grantedScopes } from './scope-request';
+import { tenantTransaction } from '../../db/tenant-sql';
 import { inTransaction, type OAuthServerDeps } from './oauth-server.deps';
 
 export interface IssueAuthorizationCodeInput {
@@ -35,14 +36,17 @@ export async function issueAuthorizationCode(deps: OAuthServerDeps, input: Issue
   if (input.codeChallenge === undefined && client.clientType === 'public') throw new InvalidRequestError('PKCE is required for public clients');
   if (input.user.accountId !== client.accountId) throw new AccessDeniedError('The user does not belong to the account of this client');
   const code = randomUrlSafe(32);
-  const expiresAt = await deps.db.transaction(async (sql) => {
+  const expiresAt = await tenantTransaction(deps.db, async (sql) => {
     const tx = inTransaction(deps, sql);
     const grantId = await tx.grants.insert({ clientId: client.id, accountId: client.accountId, userId: input.user.userId, scopes });
     if (grantId === null) throw new AccessDeniedError('The user is not an active user of the account of this client');
-    return tx.codes.insert({
+    const stored = await tx.codes.insert({
       accountId: client.accountId, grantId, clientId: client.id, codeHash: hmacHex(deps.hashKey, code), redirectUri: input.redirectUri,
       codeChallenge: input.codeChallenge ?? null, codeChallengeMethod: input.codeChallenge === undefined ? null : 'S256',
     });
+    // the grant was created just above, in this account: always found
+    if (stored === null) throw new AccessDeniedError('The grant of this authorization is gone');
+    return stored;
   });
   return { code, expiresAt };
 }

@@ -5,6 +5,7 @@ import { lifetimeParam, param, requiredParam, type Params } from './params';
 import type { RequestOrigin } from '../auth/viewer';
 import { VERIFIER, verifierMatches } from './pkce';
 import { tokenResponse, type TokenResponse } from './token-response';
+import { tenantTransaction } from '../../db/tenant-sql';
 import { ACCESS_LIFETIME, REFRESH_LIFETIME, inTransaction, newGrantToken, revokeFamily, type OAuthServerDeps } from './oauth-server.deps';
 
 /**
@@ -23,9 +24,9 @@ export async function authorizationCodeGrant(deps: OAuthServerDeps, { client }: 
   const refreshExpiresIn = lifetimeParam(params, 'refresh_token_expires_in', REFRESH_LIFETIME);
   const material = newGrantToken(deps.hashKey, expiresIn, refreshExpiresIn);
 
-  const outcome = await deps.db.transaction(async (sql) => {
+  const outcome = await tenantTransaction(deps.db, async (sql) => {
     const tx = inTransaction(deps, sql);
-    const { consumed, replayed } = await tx.codes.consume(hmacHex(deps.hashKey, code));
+    const { consumed, replayed } = await tx.codes.consume(client, hmacHex(deps.hashKey, code));
     if (replayed !== undefined) return { replayed };
     if (!consumed || consumed.clientId !== client.id) throw new InvalidGrantError('The authorization code is invalid');
     if (consumed.expired) throw new InvalidGrantError('The authorization code has expired');
@@ -38,14 +39,14 @@ export async function authorizationCodeGrant(deps: OAuthServerDeps, { client }: 
       throw new InvalidGrantError('code_verifier does not match the code_challenge');
     }
     // the token's audit record (its user is the actor) is written by the same statement
-    const record = await tx.tokens.issueForGrant(consumed.grantId, 'authorization_code', material, {
+    const record = await tx.tokens.issueForGrant(client, consumed.grantId, 'authorization_code', material, {
       origin, description: `Issued by the authorization_code grant for client ${client.id}`,
     });
     if (!record) throw new InvalidGrantError('The grant was revoked or its user is no longer active');
     return { record };
   });
   if (outcome.replayed !== undefined) {
-    await revokeFamily(deps, outcome.replayed, {
+    await revokeFamily(deps, { accountId: client.accountId, grantId: outcome.replayed }, {
       origin, description: `Revoked with its grant: the authorization code that issued it was presented again (client ${client.id})`,
     });
     throw new InvalidGrantError('The authorization code was already used; every token issued from it is revoked');

@@ -21,7 +21,7 @@ export async function clientCredentialsGrant(
   const scopes = grantedScopes(param(params, 'scope'), client.scopes);
   const expiresIn = lifetimeParam(params, 'expires_in', ACCESS_LIFETIME);
   // one statement: the token and its audit record (the client's agent is the actor)
-  const record = await deps.tokens.issueForClient(client.id, scopes, newGrantToken(deps.hashKey, expiresIn), {
+  const record = await deps.tokens.issueForClient(client, client.id, scopes, newGrantToken(deps.hashKey, expiresIn), {
     origin, description: `Issued by the client_credentials grant for client ${client.id}`,
   });
   if (!record) throw new UnauthorizedClientError('The admin who created this client is no longer an active user');

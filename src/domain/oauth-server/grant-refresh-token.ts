@@ -22,17 +22,17 @@ export async function refreshTokenGrant(deps: OAuthServerDeps, { client }: Authe
   const hash = hmacHex(deps.hashKey, presented);
 
   // one statement: the rotation and the new token's audit record ("…; rotated token <old id>")
-  const record = await deps.tokens.rotateRefresh(hash, client.id, scopes, newGrantToken(deps.hashKey, expiresIn, refreshExpiresIn), {
+  const record = await deps.tokens.rotateRefresh(client, hash, client.id, scopes, newGrantToken(deps.hashKey, expiresIn, refreshExpiresIn), {
     origin, description: `Issued by the refresh_token grant for client ${client.id}; rotated token `,
   });
   if (record) return tokenResponse(record, { expiresIn, refreshExpiresIn });
 
   // Nothing rotated: say why, and revoke the family of a replayed token.
-  const found = await deps.tokens.findByEitherHash(hash);
+  const found = await deps.tokens.findByEitherHash(client, hash);
   if (!found || found.kind !== 'refresh' || found.clientId !== client.id) throw new InvalidGrantError('The refresh token is invalid');
   if (found.refreshUsed) {
     if (found.grantId !== null) {
-      await revokeFamily(deps, found.grantId, {
+      await revokeFamily(deps, { accountId: found.accountId, grantId: found.grantId }, {
         origin, description: `Revoked with its grant: the refresh token of token ${found.id}, rotated already, was presented again (client ${client.id})`,
       });
     }

@@ -18,7 +18,7 @@ const seconds = (d: Date) => Math.floor(d.getTime() / 1000);
 export async function introspectionEndpoint(deps: OAuthServerDeps, request: ProtocolRequest): Promise<IntrospectionResponse> {
   const { client } = await authenticateClient(deps, request, true);
   const token = requiredParam(request.params, 'token');
-  const found = await deps.tokens.findByEitherHash(hmacHex(deps.hashKey, token));
+  const found = await deps.tokens.findByEitherHash(client, hmacHex(deps.hashKey, token));
   if (!found || !found.live || found.accountId !== client.accountId) return { active: false };
   const body: IntrospectionResponse = {
     active: true,

@@ -1,4 +1,5 @@
-import type { Db } from '../../db/create-db';
+import type { TenantSql } from '../../db/tenant-sql';
+import type { AccountScope } from '../authorization';
 
 // The only module that reads or writes oauth_authorization_codes: keyed hashes
 // of single-use codes, each bound to its grant, client, redirect URI and PKCE
@@ -30,29 +31,34 @@ function toRow(r: SqlRow): AuthorizationCodeRow {
 }
 
 export class OAuthAuthorizationCodeRepository {
-  constructor(private readonly db: Pick<Db, 'sql'>) {}
+  constructor(private readonly db: TenantSql) {}
 
+  /** A code of a grant of the account, for the grant's client; its expiry, or null when the account has no such grant. */
   async insert(row: {
     accountId: bigint; grantId: bigint; clientId: bigint; codeHash: string; redirectUri: string; codeChallenge: string | null; codeChallengeMethod: string | null;
-  }): Promise<Date> {
-    const [inserted] = await this.db.sql<{ expires_at: Date }>(
+  }): Promise<Date | null> {
+    const [inserted] = await this.db.query<{ expires_at: Date }>(
+      row,
       `INSERT INTO oauth_authorization_codes (account_id, grant_id, client_id, code_hash, redirect_uri, code_challenge, code_challenge_method, expires_at)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, now() + make_interval(secs => $8::int))
+       SELECT g.account_id, g.id, g.client_id, $4, $5, $6, $7, now() + make_interval(secs => $8::int)
+         FROM oauth_grants g WHERE g.account_id = $1 AND g.id = $2 AND g.client_id = $3
        RETURNING expires_at`,
-      [String(row.accountId), String(row.grantId), String(row.clientId), row.codeHash, row.redirectUri, row.codeChallenge, row.codeChallengeMethod, CODE_LIFETIME_SECONDS],
+      [String(row.grantId), String(row.clientId), row.codeHash, row.redirectUri, row.codeChallenge, row.codeChallengeMethod, CODE_LIFETIME_SECONDS],
     );
-    return inserted.expires_at;
+    return inserted ? inserted.expires_at : null;
   }
 
   /**
    * Uses the code: marks it used if it was not, atomically across processes (the
    * row lock makes the second of two racing statements find it used). `consumed`
    * is the code when this call used it; `replayed` is its grant when the code
-   * exists but was used before (RFC 6749 §4.1.2: revoke what it issued).
+   * exists but was used before (RFC 6749 §4.1.2: revoke what it issued). Codes
+   * of the scope's account (the authenticated client's) only.
    */
-  async consume(codeHash: string): Promise<{ consumed?: AuthorizationCodeRow; replayed?: bigint }> {
-    const rows = await this.db.sql<SqlRow & { consumed: boolean }>(
-      `WITH found AS (SELECT ${COLUMNS} FROM oauth_authorization_codes k WHERE k.code_hash = $1),
+  async consume(scope: AccountScope, codeHash: string): Promise<{ consumed?: AuthorizationCodeRow; replayed?: bigint }> {
+    const rows = await this.db.query<SqlRow & { consumed: boolean }>(
+      scope,
+      `WITH found AS (SELECT ${COLUMNS} FROM oauth_authorization_codes k WHERE k.account_id = $1 AND k.code_hash = $2),
        used AS (
          UPDATE oauth_authorization_codes k SET used_at = now() FROM found
           WHERE k.id = found.id AND k.used_at IS NULL

@@ -1,9 +1,11 @@
 import type { Db } from '../../db/create-db';
+import { tenantTransaction, type TenantSql } from '../../db/tenant-sql';
 import { recordAudit, systemActor, type AuditActor } from '../audit/audit-log.repository';
 import type { RequestOrigin } from '../auth/viewer';
 import { hmacHex, randomUrlSafe } from '../crypto';
 import type { OAuthClientService } from '../oauth-clients/oauth-client.service';
-import { OAuthTokenRepository, type NewGrantToken } from '../oauth-tokens/oauth-token.repository';
+import { OAuthGrantTokenRepository } from '../oauth-tokens/oauth-grant-token.repository';
+import type { NewGrantToken } from '../oauth-tokens/oauth-token.types';
 import { OAuthAuthorizationCodeRepository } from './oauth-authorization-code.repository';
 import { OAuthGrantRepository } from './oauth-grant.repository';
 
@@ -12,17 +14,17 @@ export interface OAuthServerDeps {
   db: Pick<Db, 'sql' | 'transaction'>;
   hashKey: Buffer;
   clients: OAuthClientService;
-  tokens: OAuthTokenRepository;
+  tokens: OAuthGrantTokenRepository;
   codes: OAuthAuthorizationCodeRepository;
   grants: OAuthGrantRepository;
 }
 
 /** The repositories over one transaction's connection. */
-export function inTransaction(deps: OAuthServerDeps, sql: Db['sql']) {
+export function inTransaction(deps: OAuthServerDeps, sql: TenantSql) {
   return {
-    tokens: new OAuthTokenRepository({ sql }),
-    codes: new OAuthAuthorizationCodeRepository({ sql }),
-    grants: new OAuthGrantRepository({ sql }),
+    tokens: new OAuthGrantTokenRepository(sql),
+    codes: new OAuthAuthorizationCodeRepository(sql),
+    grants: new OAuthGrantRepository(sql),
   };
 }
 
@@ -55,11 +57,11 @@ export interface FamilyRevocation {
  * its tokens), then, in a fresh snapshot, every token carrying it; in the same
  * transaction, one audit record per token it revoked (none when all were dead already).
  */
-export async function revokeFamily(deps: OAuthServerDeps, grantId: bigint, why: FamilyRevocation): Promise<void> {
-  await deps.db.transaction(async (sql) => {
+export async function revokeFamily(deps: OAuthServerDeps, family: { accountId: bigint; grantId: bigint }, why: FamilyRevocation): Promise<void> {
+  await tenantTransaction(deps.db, async (sql) => {
     const tx = inTransaction(deps, sql);
-    await tx.grants.revoke(grantId);
-    const revoked = await tx.tokens.revokeGrant(grantId);
+    await tx.grants.revoke(family, family.grantId);
+    const revoked = await tx.tokens.revokeGrant(family, family.grantId);
     if (revoked.length === 0) return;
     const accountId = revoked[0].accountId;
     const actor: AuditActor = why.by ? { accountId, actorId: why.by.userId, actorName: why.by.name, origin: why.origin } : systemActor(accountId, why.origin);

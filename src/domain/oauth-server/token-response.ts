@@ -1,4 +1,4 @@
-import type { OAuthTokenRecord } from '../oauth-tokens/oauth-token.repository';
+import type { OAuthTokenRecord } from '../oauth-tokens/oauth-token.types';
 
 /** The success body of the grant endpoint (RFC 6749 §5.1, Zendesk's field names). */
 export interface TokenResponse {

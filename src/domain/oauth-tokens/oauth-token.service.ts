@@ -5,9 +5,10 @@ import { checkOffsetPage, type KeysetPage, type OffsetPage, type PageResult } fr
 import { tokensListedFor, tokensVisibleTo } from '../authorization';
 import type { Viewer } from '../auth/viewer';
 import { actorOf, describedFor } from '../audit/audit-log.repository';
-import { NO_CLIENT, type OAuthTokenRecord, type OAuthTokenRepository } from './oauth-token.repository';
+import type { OAuthTokenRepository } from './oauth-token.repository';
+import { NO_CLIENT, type OAuthTokenRecord } from './oauth-token.types';
 
-export type { OAuthTokenRecord } from './oauth-token.repository';
+export type { OAuthTokenRecord } from './oauth-token.types';
 
 export interface CreateTokenInput {
   clientId?: unknown;
@@ -83,7 +84,10 @@ export class OAuthTokenService {
 
   async revokeCurrent(viewer: Viewer): Promise<void> {
     if (!viewer.token) throw new BadRequestError('No access token was presented: use Authorization: Bearer <token>');
-    await this.tokens.revokeById(viewer.token.id, { actor: actorOf(viewer), description: describedFor(viewer, 'Revoked by presenting it (current token)') });
+    // the token authenticated this request, so it is live and of the viewer's account
+    await this.tokens.revoke({ accountId: viewer.accountId }, viewer.token.id, {
+      actor: actorOf(viewer), description: describedFor(viewer, 'Revoked by presenting it (current token)'),
+    });
   }
 
   // Lists show the viewer's own tokens, or with `all` every token the viewer may see (tokensListedFor).

@@ -1,0 +1,161 @@
+import type { TenantSql } from '../../db/tenant-sql';
+import type { AccountScope } from '../authorization';
+import { auditCte, originParams } from '../audit/audit-log.repository';
+import { COLUMNS, asItsUser, byActor, toRecord, tokenAuditParams, type Int8, type SqlRow } from './oauth-token.rows';
+import {
+  TOKEN_PREFIX_LENGTH, type GrantAudit, type GrantType, type NewGrantToken, type OAuthTokenRecord, type PresentedHashRow, type RevokedToken,
+  type TokenAudit,
+} from './oauth-token.types';
+
+// The statements of the authorization server's endpoints (/oauth/token,
+// /oauth/revoke, /oauth/introspect) on oauth_tokens. Each runs in the account of
+// the client that authenticated (its scope): a code, grant, refresh token or
+// token of another account is not found. Tokens issued here write their audit
+// records in the same statement (auditCte), their user being the actor.
+
+/** The columns of a new grant token after the common ones: hashes, prefixes, lifetimes ($n from `first`). */
+function grantTokenParams(t: NewGrantToken): unknown[] {
+  return [
+    t.tokenHash, t.token.slice(0, TOKEN_PREFIX_LENGTH), t.expiresIn,
+    t.refresh?.tokenHash ?? null, t.refresh ? t.refresh.token.slice(0, TOKEN_PREFIX_LENGTH) : null, t.refresh?.expiresIn ?? null,
+  ];
+}
+const GRANT_TOKEN_COLUMNS = 'token_hash, token_prefix, expires_at, refresh_token_hash, refresh_token_prefix, refresh_token_expires_at';
+/** The values of GRANT_TOKEN_COLUMNS from parameters $n..$n+5 */
+const grantTokenValues = (n: number) =>
+  `$${n}, $${n + 1}, now() + make_interval(secs => $${n + 2}::int), $${n + 3}, $${n + 4}, now() + make_interval(secs => $${n + 5}::int)`;
+
+export class OAuthGrantTokenRepository {
+  constructor(private readonly db: TenantSql) {}
+
+  /**
+   * A token (with its refresh token) for a grant of the scope that is not
+   * revoked and whose user is active; null otherwise. The grant's row is
+   * share-locked until the caller's transaction ends, so a family revocation
+   * (which updates that row first) waits for this token and then sees it.
+   */
+  async issueForGrant(scope: AccountScope, grantId: bigint, grantType: GrantType, t: NewGrantToken, audit: GrantAudit): Promise<OAuthTokenRecord | null> {
+    const [row] = await this.db.query<SqlRow>(
+      scope,
+      `WITH issued AS (
+         INSERT INTO oauth_tokens AS t (account_id, client_id, user_id, scopes, grant_type, grant_id, ${GRANT_TOKEN_COLUMNS})
+         SELECT g.account_id, g.client_id, g.user_id, g.scopes, $3::"OAuthGrantType", g.id, ${grantTokenValues(4)}
+           FROM oauth_grants g JOIN users u ON u.id = g.user_id AND u.active
+          WHERE g.account_id = $1 AND g.id = $2 AND g.revoked_at IS NULL
+            FOR SHARE OF g
+         RETURNING ${COLUMNS}
+       ), audit AS (${auditCte('issued', 'create', 'oauth_token', asItsUser('issued', '$10::text'), 11)})
+       SELECT * FROM issued`,
+      [String(grantId), grantType, ...grantTokenParams(t), audit.description, ...originParams(audit.origin)],
+    );
+    return row ? toRecord(row, { token: t.token, refreshToken: t.refresh?.token }) : null;
+  }
+
+  /** A client-credentials token for a client of the scope: it acts as the admin who created the client, while that user is active. No refresh token. */
+  async issueForClient(scope: AccountScope, clientId: bigint, scopes: string[], t: NewGrantToken, audit: GrantAudit): Promise<OAuthTokenRecord | null> {
+    const [row] = await this.db.query<SqlRow>(
+      scope,
+      `WITH issued AS (
+         INSERT INTO oauth_tokens AS t (account_id, client_id, user_id, scopes, grant_type, ${GRANT_TOKEN_COLUMNS})
+         SELECT c.account_id, c.id, c.agent_id, $3::text[], 'client_credentials', ${grantTokenValues(4)}
+           FROM oauth_clients c JOIN users u ON u.id = c.agent_id AND u.account_id = c.account_id AND u.active
+          WHERE c.account_id = $1 AND c.id = $2
+         RETURNING ${COLUMNS}
+       ), audit AS (${auditCte('issued', 'create', 'oauth_token', asItsUser('issued', '$10::text'), 11)})
+       SELECT * FROM issued`,
+      [String(clientId), scopes, ...grantTokenParams(t), audit.description, ...originParams(audit.origin)],
+    );
+    return row ? toRecord(row, { token: t.token }) : null;
+  }
+
+  /**
+   * Refresh-token rotation in one statement: the presented refresh token (live,
+   * of this client of the scope, not rotated yet, covering `scopes` when given)
+   * is marked used and its token revoked, and a new token of the same grant is
+   * inserted, with the same or the narrowed scopes. The row lock makes two racing
+   * processes rotate once: the second finds it used. The new token's audit record
+   * says which token it rotated (`audit.description` followed by the old token's
+   * id). Null when nothing was rotated.
+   */
+  async rotateRefresh(
+    scope: AccountScope, refreshHash: string, clientId: bigint, scopes: string[] | undefined, t: NewGrantToken, audit: GrantAudit,
+  ): Promise<OAuthTokenRecord | null> {
+    const [row] = await this.db.query<SqlRow>(
+      scope,
+      `WITH old AS (
+         UPDATE oauth_tokens o SET refresh_token_used_at = now(), revoked_at = now()
+          WHERE o.account_id = $1 AND o.refresh_token_hash = $2 AND o.client_id = $3 AND o.refresh_token_used_at IS NULL AND o.revoked_at IS NULL
+            AND o.refresh_token_expires_at > now() AND ($4::text[] IS NULL OR $4::text[] <@ o.scopes)
+         RETURNING o.id, o.account_id, o.client_id, o.user_id, o.scopes, o.grant_id
+       ), family AS (
+         SELECT g.id FROM oauth_grants g JOIN old ON g.id = old.grant_id WHERE g.revoked_at IS NULL FOR SHARE OF g
+       ), issued AS (
+         INSERT INTO oauth_tokens AS t (account_id, client_id, user_id, scopes, grant_type, grant_id, ${GRANT_TOKEN_COLUMNS})
+         SELECT old.account_id, old.client_id, old.user_id, COALESCE($4::text[], old.scopes), 'refresh_token', old.grant_id, ${grantTokenValues(5)}
+           FROM old JOIN family ON family.id = old.grant_id JOIN users u ON u.id = old.user_id AND u.active
+         RETURNING ${COLUMNS}
+       ), audit AS (${auditCte('issued CROSS JOIN old', 'create', 'oauth_token', asItsUser('issued', '$11::text || old.id'), 12)})
+       SELECT * FROM issued`,
+      [refreshHash, String(clientId), scopes ?? null, ...grantTokenParams(t), audit.description, ...originParams(audit.origin)],
+    );
+    return row ? toRecord(row, { token: t.token, refreshToken: t.refresh?.token }) : null;
+  }
+
+  /** The token of the scope whose access or refresh token has this hash, with what revocation and introspection need. */
+  async findByEitherHash(scope: AccountScope, hash: string): Promise<PresentedHashRow | null> {
+    const [r] = await this.db.query<{
+      id: Int8; account_id: Int8; client_id: Int8 | null; grant_id: Int8 | null; is_access: boolean; live: boolean; refresh_used: boolean;
+      scopes: string[]; created_at: Date; expires_at: Date | null; client_identifier: string | null; user_id: Int8; email: string; name: string;
+    }>(
+      scope,
+      `SELECT t.id, t.account_id, t.client_id, t.grant_id, t.token_hash = $2 AS is_access, coalesce(t.scopes, '{}') AS scopes, t.created_at,
+              t.refresh_token_used_at IS NOT NULL AS refresh_used,
+              CASE WHEN t.token_hash = $2 THEN t.expires_at ELSE t.refresh_token_expires_at END AS expires_at,
+              t.revoked_at IS NULL AND u.active AND c.id IS NOT NULL AND CASE WHEN t.token_hash = $2
+                THEN t.expires_at IS NULL OR t.expires_at > now()
+                ELSE t.refresh_token_used_at IS NULL AND t.refresh_token_expires_at > now() END AS live,
+              c.identifier AS client_identifier, u.id AS user_id, u.email, u.name
+         FROM oauth_tokens t
+         JOIN users u ON u.id = t.user_id
+         LEFT JOIN oauth_clients c ON c.id = t.client_id
+        WHERE t.account_id = $1 AND (t.token_hash = $2 OR t.refresh_token_hash = $2)`,
+      [hash],
+    );
+    if (!r) return null;
+    return {
+      id: BigInt(r.id), accountId: BigInt(r.account_id), clientId: r.client_id === null ? null : BigInt(r.client_id),
+      grantId: r.grant_id === null ? null : BigInt(r.grant_id), kind: r.is_access ? 'access' : 'refresh', live: r.live, refreshUsed: r.refresh_used,
+      scopes: r.scopes, createdAt: r.created_at, expiresAt: r.expires_at, clientIdentifier: r.client_identifier, userId: BigInt(r.user_id), email: r.email,
+      name: r.name,
+    };
+  }
+
+  /**
+   * Revokes a token of the scope by id (the presented token revoking itself at
+   * /oauth/revoke), with its audit record; false when it was revoked already. One statement.
+   */
+  async revokeById(scope: AccountScope, id: bigint, audit: TokenAudit): Promise<boolean> {
+    const rows = await this.db.query(
+      scope,
+      `WITH revoked AS (UPDATE oauth_tokens t SET revoked_at = now() WHERE t.account_id = $1 AND t.id = $2 AND t.revoked_at IS NULL RETURNING t.id, t.account_id, t.token_prefix),
+       audit AS (${auditCte('revoked', 'destroy', 'oauth_token', byActor('revoked', 3), 6)})
+       SELECT id FROM revoked`,
+      [String(id), ...tokenAuditParams(audit)],
+    );
+    return rows.length > 0;
+  }
+
+  /**
+   * Revokes every token of a grant (a family) of the scope, in the caller's
+   * transaction after the grant's own row; the tokens it revoked, for the
+   * caller's audit records.
+   */
+  async revokeGrant(scope: AccountScope, grantId: bigint): Promise<RevokedToken[]> {
+    const rows = await this.db.query<{ id: Int8; account_id: Int8; user_id: Int8; token_prefix: string }>(
+      scope,
+      'UPDATE oauth_tokens SET revoked_at = now() WHERE account_id = $1 AND grant_id = $2 AND revoked_at IS NULL RETURNING id, account_id, user_id, token_prefix',
+      [String(grantId)],
+    );
+    return rows.map((r) => ({ id: BigInt(r.id), accountId: BigInt(r.account_id), userId: BigInt(r.user_id), prefix: r.token_prefix }));
+  }
+}

@@ -1,0 +1,118 @@
+import { TenantSql } from '../../src/db/tenant-sql';
+import type { Db } from '../../src/db/create-db';
+import { recordAudit, systemActor } from '../../src/domain/audit/audit-log.repository';
+import { CallbackRequestRepository } from '../../src/domain/callback-requests/callback-request.repository';
+import { AccountRepository } from '../../src/domain/directory/account.repository';
+import { GroupRepository } from '../../src/domain/directory/group.repository';
+import { PhoneNumberRepository } from '../../src/domain/directory/phone-number.repository';
+import { UNUSABLE_PASSWORD_HASH, UserRepository } from '../../src/domain/directory/user.repository';
+import { OAuthClientSecretRepository } from '../../src/domain/oauth-clients/oauth-client-secret.repository';
+import { OAuthClientRepository } from '../../src/domain/oauth-clients/oauth-client.repository';
+import { OAuthAuthorizationCodeRepository } from '../../src/domain/oauth-server/oauth-authorization-code.repository';
+import { OAuthGrantRepository } from '../../src/domain/oauth-server/oauth-grant.repository';
+import { OAuthGrantTokenRepository } from '../../src/domain/oauth-tokens/oauth-grant-token.repository';
+import { OAuthTokenRepository } from '../../src/domain/oauth-tokens/oauth-token.repository';
+
+// One account with one row of every tenant table (test/tenant-isolation.test.ts
+// seeds two, and calls every repository method of one on the other's ids).
+// `extra` adds a second group, phone number and end user, so that the counts of
+// the two accounts differ.
+
+export interface TenantFixture {
+  account: bigint;
+  name: string;
+  subdomain: string;
+  adminId: bigint;
+  endUserId: bigint;
+  endUserEmail: string;
+  clientId: bigint;
+  clientIdentifier: string;
+  secretId: bigint;
+  /** an API token of the end user */
+  tokenId: bigint;
+  tokenHash: string;
+  grantId: bigint;
+  codeHash: string;
+  /** the token the grant issued, with a refresh token */
+  grantTokenId: bigint;
+  accessHash: string;
+  refreshHash: string;
+  phoneId: bigint;
+  groupId: bigint;
+  callbackId: bigint;
+  auditId: bigint;
+}
+
+/** The tables whose rows belong to an account (each has account_id; accounts is the account itself). */
+const TENANT_TABLES = [
+  'accounts', 'users', 'oauth_clients', 'oauth_client_secrets', 'oauth_grants', 'oauth_authorization_codes', 'oauth_tokens',
+  'voice_phone_numbers', 'groups', 'callback_requests', 'audit_logs',
+] as const;
+
+const json = (value: unknown) => JSON.stringify(value, (_k, v) => (typeof v === 'bigint' ? v.toString() : v));
+
+/** Every row of the tenant tables (of one account when `accountId` is given), as text to compare. */
+export async function snapshot(sql: Db['sql'], accountId?: bigint): Promise<string> {
+  const parts: string[] = [];
+  for (const table of TENANT_TABLES) {
+    const column = table === 'accounts' ? 'id' : 'account_id';
+    const where = accountId === undefined ? '' : ` WHERE ${column} = ${String(accountId)}`;
+    parts.push(json(await sql(`SELECT * FROM ${table}${where} ORDER BY id`)));
+  }
+  return parts.join('\n');
+}
+
+export async function seedTenant(db: Pick<Db, 'sql'>, label: string, extra = false): Promise<TenantFixture> {
+  const sql = new TenantSql(db.sql);
+  const account = (await new AccountRepository(sql).insert({ name: `isolation-${label}`, subdomain: `isolation-${label}` }))!;
+  const scope = { accountId: account.id };
+  const users = new UserRepository(sql);
+  const admin = (await users.insert(scope, { name: `Admin ${label}`, email: `admin-${label}@example.com`, role: 'admin', passwordHash: UNUSABLE_PASSWORD_HASH }))!;
+  const endUserEmail = `end-${label}@example.com`;
+  const endUser = (await users.insert(scope, { name: `End ${label}`, email: endUserEmail, role: 'end_user', passwordHash: UNUSABLE_PASSWORD_HASH }))!;
+  const client = await new OAuthClientRepository(sql).insert(
+    { ...scope, agentId: admin.id },
+    { name: `Client ${label}`, company: null, clientType: 'confidential', scopes: 'read write', redirectUris: ['https://example.com/cb'], identifier: `isolation-client-${label}` },
+    'unused',
+  );
+  await new OAuthClientSecretRepository(sql).insertFirst(client, { secret: `secret-${label}-0123456789`, secretHash: `secret-hash-${label}` });
+  const [secret] = await db.sql<{ id: string }>('SELECT id FROM oauth_client_secrets WHERE client_id = $1', [String(client.id)]);
+  const seed = { actor: { accountId: account.id, actorId: admin.id, actorName: admin.name, origin: { via: 'api' as const } }, description: 'seed' };
+  const tokenHash = `token-hash-${label}`;
+  const token = (await new OAuthTokenRepository(sql).insert({ ...scope, userId: endUser.id }, { clientId: client.id, tokenHash, token: `token-${label}-0123456789`, scopes: ['read'] }, seed))!;
+  const grantId = (await new OAuthGrantRepository(sql).insert({ clientId: client.id, accountId: account.id, userId: endUser.id, scopes: ['read'] }))!;
+  const codeHash = `code-hash-${label}`;
+  await new OAuthAuthorizationCodeRepository(sql).insert({
+    accountId: account.id, grantId, clientId: client.id, codeHash, redirectUri: 'https://example.com/cb', codeChallenge: null, codeChallengeMethod: null,
+  });
+  const accessHash = `access-hash-${label}`;
+  const refreshHash = `refresh-hash-${label}`;
+  const grantToken = (await new OAuthGrantTokenRepository(sql).issueForGrant(
+    scope, grantId, 'authorization_code',
+    { token: `access-${label}-0123456789`, tokenHash: accessHash, expiresIn: 3600, refresh: { token: `refresh-${label}-0123456789`, tokenHash: refreshHash, expiresIn: 2_592_000 } },
+    { origin: { via: 'oauth' }, description: 'seed' },
+  ))!;
+  const phone = (await new PhoneNumberRepository(sql).insertOrRevive(scope, {
+    number: '+14155550100', nickname: null, callbackEnabled: true, voiceEnabled: true, smsEnabled: false, mmsEnabled: false,
+  }))!.record;
+  const group = await new GroupRepository(sql).insert(scope, { name: `Group ${label}`, description: '' });
+  const created = (await new CallbackRequestRepository(sql).create(
+    scope,
+    { phoneNumberId: phone.id, requesterPhoneNumber: '+14155550199', groupIds: [group.id], routedIfOmnichannel: [group.id], routedOtherwise: [group.id], createdById: admin.id },
+    { bucket: `isolation-${label}`, limit: 30, seconds: 600 },
+  ))!;
+  await recordAudit(sql, systemActor(account.id), { action: 'create', sourceType: 'group', sourceId: group.id, sourceLabel: group.name, description: 'seed' });
+  if (extra) {
+    await users.insert(scope, { name: `Other ${label}`, email: `other-${label}@example.com`, role: 'end_user', passwordHash: UNUSABLE_PASSWORD_HASH });
+    await new GroupRepository(sql).insert(scope, { name: `Other group ${label}`, description: '' });
+    await new PhoneNumberRepository(sql).insertOrRevive(scope, {
+      number: '+14155550101', nickname: null, callbackEnabled: false, voiceEnabled: true, smsEnabled: false, mmsEnabled: false,
+    });
+  }
+  const [audit] = await db.sql<{ id: string }>('SELECT max(id) AS id FROM audit_logs WHERE account_id = $1', [String(account.id)]);
+  return {
+    account: account.id, name: account.name, subdomain: account.subdomain, adminId: admin.id, endUserId: endUser.id, endUserEmail,
+    clientId: client.id, clientIdentifier: client.identifier, secretId: BigInt(secret.id), tokenId: token.id, tokenHash, grantId, codeHash,
+    grantTokenId: grantToken.id, accessHash, refreshHash, phoneId: phone.id, groupId: group.id, callbackId: BigInt(created.new_id!), auditId: BigInt(audit.id),
+  };
+}

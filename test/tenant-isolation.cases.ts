@@ -1,0 +1,170 @@
+import type { CrossTenantReason, TenantSql } from '../src/db/tenant-sql';
+import { recordAudit, systemActor } from '../src/domain/audit/audit-log.repository';
+import type { TenantFixture } from './helpers/tenant-fixtures';
+
+// The isolation case of every repository method (test/tenant-isolation.test.ts
+// checks that the list is complete: a method without a case fails the suite).
+// run(repo, caller, target): the call, from the caller's account, on the ids of
+// the target's rows. `nothing`: what the caller must get back (a value, or a
+// check); the caller (B) has one row of each kind, the target (A) two of the
+// groups, phone numbers and end users. `writesOwn`: an insert that names no
+// other row, which may change the caller's own rows. `crossTenant`: a statement
+// that spans accounts by design (src/db/tenant-sql.ts).
+
+type Repo = any;
+export interface IsolationCase {
+  run(repo: Repo, caller: TenantFixture, target: TenantFixture, sql: TenantSql): Promise<unknown>;
+  nothing?: ((result: any, target: TenantFixture) => void) | null | boolean | number | unknown[] | { [key: string]: unknown };
+  writesOwn?: true;
+  crossTenant?: CrossTenantReason;
+}
+
+const scope = (f: TenantFixture) => ({ accountId: f.account });
+const notOf = (target: TenantFixture) => (result: any) => expect(result.accountId).not.toBe(target.account);
+const noneOf = (target: TenantFixture, items: any[]) => expect(items.map((i) => i.accountId)).not.toContain(target.account);
+const page = { page: 1, perPage: 100 };
+const audit = (f: TenantFixture) => ({ actor: systemActor(f.account), description: 'isolation' });
+const grantAudit = { origin: { via: 'oauth' as const }, description: 'isolation' };
+const newToken = () => ({
+  token: 'isolation-new-access-0123456789', tokenHash: 'isolation-new-access', expiresIn: 3600,
+  refresh: { token: 'isolation-new-refresh-0123456789', tokenHash: 'isolation-new-refresh', expiresIn: 2_592_000 },
+});
+const secret = { secret: 'isolation-new-secret-0123456789', secretHash: 'isolation-new-secret' };
+const window = { bucket: 'isolation-case', limit: 30, seconds: 600 };
+const throttle = [{ key: 'isolation-key', limit: 10 }];
+
+export const CASES: Record<string, IsolationCase> = {
+  'AccountRepository.find': { run: (r, c) => r.find(scope(c)), nothing: (res, t) => expect(res.id).not.toBe(t.account) },
+  'AccountRepository.updateSettings': { writesOwn: true, run: (r, c) => r.updateSettings(scope(c), { omnichannelRouting: true }), nothing: (res, t) => expect(res.id).not.toBe(t.account) },
+  'AccountRepository.findByName': { crossTenant: 'operator', run: (r, _c, t) => r.findByName(t.name) },
+  'AccountRepository.list': { crossTenant: 'operator', run: (r) => r.list() },
+  'AccountRepository.insert': { crossTenant: 'operator', run: (r) => r.insert({ name: 'isolation-new' }) },
+
+  'LoginRepository.lookup': {
+    crossTenant: 'signIn', run: (r, c, t) => r.lookup({ emailKey: t.endUserEmail, keyPrefix: 'isolation-key:', limit: 10 }, [], 300, c.subdomain), nothing: (res) => expect(res.candidate).toBeUndefined(),
+  },
+  'LoginRepository.recordAttempt': { crossTenant: 'loginThrottle', run: (r) => r.recordAttempt(throttle, 300) },
+  'LoginRepository.failedNow': { crossTenant: 'loginThrottle', run: (r) => r.failedNow(['1'], 300) },
+  'LoginRepository.takeBack': { crossTenant: 'loginThrottle', run: (r) => r.takeBack(['1']) },
+  'LoginRepository.clear': { crossTenant: 'loginThrottle', run: (r) => r.clear('isolation-key', ['1']) },
+  'LoginRepository.activeEndUser': { run: (r, c, t) => r.activeEndUser(c.account, t.endUserEmail), nothing: undefined },
+
+  'UserRepository.find': { run: (r, c, t) => r.find(scope(c), t.endUserId), nothing: null },
+  'UserRepository.findMany': { run: (r, c, t) => r.findMany(scope(c), [t.endUserId, t.adminId]), nothing: [] },
+  'UserRepository.listKeyset': { run: (r, c) => r.listKeyset(scope(c), undefined, { size: 100 }), nothing: (res, t) => noneOf(t, res.items) },
+  'UserRepository.listOffset': { run: (r, c) => r.listOffset(scope(c), undefined, page), nothing: (res, t) => noneOf(t, res) },
+  'UserRepository.count': { run: (r, c) => r.count(scope(c), 'end_user'), nothing: 1 },
+  'UserRepository.anyUser': { crossTenant: 'operator', run: (r) => r.anyUser() },
+  'UserRepository.insert': {
+    writesOwn: true, nothing: (res, t) => notOf(t)(res),
+    run: (r, c) => r.insert(scope(c), { name: 'New', email: 'new@example.com', role: 'agent', passwordHash: '!no-password' }),
+  },
+  'UserRepository.lock': { run: (r, c, t) => r.lock(scope(c), t.endUserId), nothing: null },
+  'UserRepository.lockActiveAdmins': { run: (r, c) => r.lockActiveAdmins(scope(c)), nothing: (res, t) => expect(res).not.toContain(t.adminId) },
+  'UserRepository.emailTaken': { run: (r, c, t) => r.emailTaken(scope(c), t.endUserEmail, 0n), nothing: false },
+  'UserRepository.update': { run: (r, c, t) => r.update(scope(c), t.endUserId, { name: 'Changed', active: false }), nothing: null },
+  'UserRepository.setPasswordHash': { run: (r, c, t) => r.setPasswordHash(scope(c), t.endUserId, 'changed'), nothing: null },
+
+  'GroupRepository.find': { run: (r, c, t) => r.find(scope(c), t.groupId, true), nothing: null },
+  'GroupRepository.list': { run: (r, c) => r.list(scope(c), page), nothing: (res, t) => noneOf(t, res) },
+  'GroupRepository.count': { run: (r, c) => r.count(scope(c)), nothing: 1 },
+  'GroupRepository.insert': { writesOwn: true, run: (r, c) => r.insert(scope(c), { name: 'New', description: '' }), nothing: (res, t) => notOf(t)(res) },
+  'GroupRepository.update': { run: (r, c, t) => r.update(scope(c), t.groupId, { name: 'Changed' }), nothing: null },
+  'GroupRepository.delete': { run: (r, c, t) => r.delete(scope(c), t.groupId), nothing: null },
+
+  'PhoneNumberRepository.find': { run: (r, c, t) => r.find(scope(c), t.phoneId, true), nothing: null },
+  'PhoneNumberRepository.list': { run: (r, c) => r.list(scope(c), page), nothing: (res, t) => noneOf(t, res) },
+  'PhoneNumberRepository.count': { run: (r, c) => r.count(scope(c)), nothing: 1 },
+  'PhoneNumberRepository.insertOrRevive': {
+    writesOwn: true, nothing: (res, t) => notOf(t)(res.record),
+    run: (r, c) => r.insertOrRevive(scope(c), { number: '+14155550102', nickname: null, callbackEnabled: false, voiceEnabled: true, smsEnabled: false, mmsEnabled: false }),
+  },
+  'PhoneNumberRepository.update': { run: (r, c, t) => r.update(scope(c), t.phoneId, { nickname: 'Changed' }), nothing: null },
+  'PhoneNumberRepository.softDelete': { run: (r, c, t) => r.softDelete(scope(c), t.phoneId), nothing: null },
+
+  'CallbackRequestRepository.create': {
+    nothing: (res) => expect(res.new_id).toBeNull(),
+    run: (r, c, t) => r.create(
+      scope(c),
+      { phoneNumberId: t.phoneId, requesterPhoneNumber: '+14155550198', groupIds: [t.groupId], routedIfOmnichannel: [t.groupId], routedOtherwise: [t.groupId], createdById: c.adminId },
+      window,
+    ),
+  },
+  'CallbackRequestRepository.lookups': {
+    run: (r, c, t) => r.lookups(scope(c), t.phoneId, [t.groupId]),
+    nothing: (res) => expect({ phone: res.phone_found, groups: res.found_group_ids }).toEqual({ phone: false, groups: [] }),
+  },
+  'CallbackRequestRepository.list': { run: (r, c, t) => r.list(scope(c), { phoneNumberId: t.phoneId, size: 10 }), nothing: { records: [], hasNextPage: false, totalCount: 0 } },
+  'CallbackRequestRepository.queuePositions': { run: (r, c, t) => r.queuePositions(scope(c), [{ id: String(t.callbackId), status: 'queued' }]), nothing: [null] },
+  'CallbackRequestRepository.cancelOpenOfPhoneNumber': { run: (r, c, t) => r.cancelOpenOfPhoneNumber(scope(c), t.phoneId), nothing: 0 },
+
+  'AuditLogRepository.find': { run: (r, c, t) => r.find(scope(c), t.auditId), nothing: null },
+  'AuditLogRepository.listKeyset': { run: (r, c, t) => r.listKeyset(scope(c), { actorId: t.adminId }, 'desc', { size: 100, backward: false }), nothing: (res) => expect(res.items).toEqual([]) },
+  'AuditLogRepository.count': { run: (r, c, t) => r.count(scope(c), { actorId: t.adminId }), nothing: 0 },
+  recordAudit: {
+    writesOwn: true, nothing: undefined,
+    run: (_r, c, t, sql) => recordAudit(sql, systemActor(c.account), { action: 'update', sourceType: 'group', sourceId: t.groupId, sourceLabel: 'x', description: 'isolation' }),
+  },
+
+  'OAuthClientRepository.list': { run: (r, c) => r.list(scope(c)), nothing: (res, t) => noneOf(t, res) },
+  'OAuthClientRepository.find': { run: (r, c, t) => r.find(scope(c), t.clientId), nothing: null },
+  'OAuthClientRepository.findMany': { run: (r, c, t) => r.findMany(scope(c), [t.clientId]), nothing: [] },
+  'OAuthClientRepository.insert': {
+    writesOwn: true, nothing: (res, t) => notOf(t)(res),
+    run: (r, c) => r.insert(
+      { accountId: c.account, agentId: c.adminId },
+      { name: 'New', company: null, clientType: 'public', scopes: 'read', redirectUris: ['https://example.com/cb'], identifier: 'isolation-new-client' },
+      'unused',
+    ),
+  },
+  'OAuthClientRepository.update': { run: (r, c, t) => r.update(scope(c), t.clientId, { name: 'Changed' }), nothing: null },
+  'OAuthClientRepository.touchForNewSecret': { run: (r, c, t) => r.touchForNewSecret(scope(c), t.clientId, 'unused'), nothing: null },
+  'OAuthClientRepository.lockForDelete': { run: (r, c, t) => r.lockForDelete(scope(c), t.clientId), nothing: null },
+  'OAuthClientRepository.delete': { run: (r, c, t) => r.delete(scope(c), t.clientId), nothing: undefined },
+  'OAuthClientRepository.findByIdentifier': { crossTenant: 'clientIdentifier', run: (r, _c, t) => r.findByIdentifier(t.clientIdentifier) },
+
+  'OAuthClientSecretRepository.insertFirst': { run: (r, c, t) => r.insertFirst({ id: t.clientId, accountId: c.account }, secret), nothing: undefined },
+  'OAuthClientSecretRepository.rotate': { run: (r, c, t) => r.rotate(scope(c), t.clientId, secret, 0), nothing: false },
+  'OAuthClientSecretRepository.endGracePeriod': { run: (r, c, t) => r.endGracePeriod(scope(c), t.clientId), nothing: null },
+  'OAuthClientSecretRepository.liveOfClients': { run: (r, c, t) => r.liveOfClients(scope(c), [t.clientId]), nothing: [] },
+  'OAuthClientSecretRepository.touch': { run: (r, c, t) => r.touch(scope(c), t.secretId), nothing: undefined },
+
+  'OAuthGrantRepository.insert': {
+    run: (r, c, t) => r.insert({ clientId: t.clientId, accountId: c.account, userId: t.endUserId, scopes: ['read'] }), nothing: null,
+  },
+  'OAuthGrantRepository.revokeAllOfUser': { run: (r, c, t) => r.revokeAllOfUser(scope(c), t.endUserId), nothing: undefined },
+  'OAuthGrantRepository.revoke': { run: (r, c, t) => r.revoke(scope(c), t.grantId), nothing: undefined },
+
+  'OAuthAuthorizationCodeRepository.insert': {
+    nothing: null,
+    run: (r, c, t) => r.insert({
+      accountId: c.account, grantId: t.grantId, clientId: t.clientId, codeHash: 'isolation-new-code', redirectUri: 'https://example.com/cb', codeChallenge: null, codeChallengeMethod: null,
+    }),
+  },
+  'OAuthAuthorizationCodeRepository.consume': { run: (r, c, t) => r.consume(scope(c), t.codeHash), nothing: {} },
+
+  'OAuthTokenRepository.insert': {
+    nothing: null,
+    run: (r, c, t) => r.insert({ accountId: c.account, userId: c.adminId }, { clientId: t.clientId, tokenHash: 'isolation-new-token', token: 'isolation-new-token-0123', scopes: ['read'] }, audit(c)),
+  },
+  'OAuthTokenRepository.find': { run: (r, c, t) => r.find(scope(c), t.tokenId), nothing: null },
+  'OAuthTokenRepository.listKeyset': { run: (r, c, t) => r.listKeyset(scope(c), t.clientId, { size: 10 }), nothing: { items: [], hasNextPage: false, hasPreviousPage: false } },
+  'OAuthTokenRepository.listOffset': { run: (r, c, t) => r.listOffset(scope(c), t.clientId, page), nothing: [] },
+  'OAuthTokenRepository.count': { run: (r, c, t) => r.count(scope(c), t.clientId), nothing: 0 },
+  'OAuthTokenRepository.firstByClients': { run: (r, c, t) => r.firstByClients(scope(c), [t.clientId], 10), nothing: [] },
+  'OAuthTokenRepository.revoke': { run: (r, c, t) => r.revoke(scope(c), t.tokenId, audit(c)), nothing: false },
+  'OAuthTokenRepository.revokeAllOfClient': { run: (r, c, t) => r.revokeAllOfClient(scope(c), t.clientId), nothing: 0 },
+  'OAuthTokenRepository.revokeAllOfUser': { run: (r, c, t) => r.revokeAllOfUser(scope(c), t.endUserId), nothing: 0 },
+
+  'OAuthGrantTokenRepository.issueForGrant': { run: (r, c, t) => r.issueForGrant(scope(c), t.grantId, 'authorization_code', newToken(), grantAudit), nothing: null },
+  'OAuthGrantTokenRepository.issueForClient': { run: (r, c, t) => r.issueForClient(scope(c), t.clientId, ['read'], newToken(), grantAudit), nothing: null },
+  'OAuthGrantTokenRepository.rotateRefresh': { run: (r, c, t) => r.rotateRefresh(scope(c), t.refreshHash, t.clientId, undefined, newToken(), grantAudit), nothing: null },
+  'OAuthGrantTokenRepository.findByEitherHash': { run: (r, c, t) => r.findByEitherHash(scope(c), t.refreshHash), nothing: null },
+  'OAuthGrantTokenRepository.revokeById': { run: (r, c, t) => r.revokeById(scope(c), t.grantTokenId, audit(c)), nothing: false },
+  'OAuthGrantTokenRepository.revokeGrant': { run: (r, c, t) => r.revokeGrant(scope(c), t.grantId), nothing: [] },
+
+  'PresentedTokenRepository.findPresented': { crossTenant: 'presentedToken', run: (r, c, t) => r.findPresented(t.tokenHash, c.subdomain), nothing: null },
+};
+
+/** Exported functions of repository modules that run no SQL (helpers of the SQL text and of the audit actor). */
+export const NO_SQL_FUNCTIONS = ['actorOf', 'describedFor', 'systemActor', 'auditCte', 'originParams', 'truncateSecret'];
