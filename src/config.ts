@@ -16,7 +16,14 @@ export interface Limits {
   /** successful callback request creations per account per window */
   callbackRequests: number;
   callbackWindowSeconds: number;
+  /** live grants (consents) per user: pending codes and usable consent tokens (OAUTH_USER_LIVE_GRANTS) */
+  oauthUserLiveGrants: number;
+  /** live client_credentials tokens per client (OAUTH_CLIENT_LIVE_TOKENS) */
+  oauthClientLiveTokens: number;
 }
+
+/** Defaults of the OAuth limits: far above any honest use, and above what the benchmark mints. */
+export const OAUTH_LIMIT_DEFAULTS = { oauthUserLiveGrants: 100, oauthClientLiveTokens: 100_000 } as const;
 
 export interface Config {
   env: 'production' | 'development' | 'test';
@@ -191,6 +198,8 @@ export function loadConfig(env: Env = process.env): Config {
       loginWindowSeconds: int(env, 'LOGIN_THROTTLE_WINDOW_SECONDS', 300, 1, 86400),
       callbackRequests: 30,
       callbackWindowSeconds: int(env, 'CALLBACK_RATE_WINDOW_SECONDS', 600, 1, 86400),
+      oauthUserLiveGrants: int(env, 'OAUTH_USER_LIVE_GRANTS', OAUTH_LIMIT_DEFAULTS.oauthUserLiveGrants, 1, 100_000),
+      oauthClientLiveTokens: int(env, 'OAUTH_CLIENT_LIVE_TOKENS', OAUTH_LIMIT_DEFAULTS.oauthClientLiveTokens, 1, 100_000_000),
     },
     benchMode: bool(env, 'BENCH_MODE', false),
     openapiConformance: nodeEnv === 'test' ? conformance(env) : undefined,

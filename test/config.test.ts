@@ -26,6 +26,8 @@ describe('configuration (API.md §9)', () => {
     ['PUBLIC_URL', { PUBLIC_URL: 'https://help.example.com/?x=1' }],
     ['PUBLIC_URL', { NODE_ENV: 'production', HASH_KEY: 'k'.repeat(32) }],
     ['LOGIN_THROTTLE_ADDRESS_FAILURES', { LOGIN_THROTTLE_ADDRESS_FAILURES: '0' }],
+    ['OAUTH_USER_LIVE_GRANTS', { OAUTH_USER_LIVE_GRANTS: '0' }],
+    ['OAUTH_CLIENT_LIVE_TOKENS', { OAUTH_CLIENT_LIVE_TOKENS: 'many' }],
     ['LOG_LEVEL', { LOG_LEVEL: 'loud' }],
     ['ADMIN_PASSWORD', { ADMIN_PASSWORD: 'short' }],
   ])('names %s when it is bad (%j)', (variable, vars) => {
@@ -99,7 +101,7 @@ describe('configuration (API.md §9)', () => {
     const config = loadConfig(
       env({
         PORT: '8080', HOST: '0.0.0.0', GRAPHQL_INTROSPECTION: 'false', PUBLIC_URL: 'https://help.example.com/', DATABASE_URL: 'postgres://u@h/db', HASH_KEY: 'k'.repeat(32),
-        LOGIN_THROTTLE_ADDRESS_FAILURES: '200',
+        LOGIN_THROTTLE_ADDRESS_FAILURES: '200', OAUTH_USER_LIVE_GRANTS: '20', OAUTH_CLIENT_LIVE_TOKENS: '5000',
       }),
     );
     expect(config).toMatchObject({
@@ -109,7 +111,7 @@ describe('configuration (API.md §9)', () => {
       graphqlIntrospection: false,
       publicUrl: 'https://help.example.com',
       databaseUrl: 'postgres://u@h/db',
-      limits: expect.objectContaining({ loginAddressFailures: 200 }),
+      limits: expect.objectContaining({ loginAddressFailures: 200, oauthUserLiveGrants: 20, oauthClientLiveTokens: 5000 }),
     });
   });
 

@@ -121,7 +121,8 @@ export const CASES: Record<string, IsolationCase> = {
   'OAuthClientRepository.touchForNewSecret': { run: (r, c, t) => r.touchForNewSecret(scope(c), t.clientId, 'unused'), nothing: null },
   'OAuthClientRepository.lockForDelete': { run: (r, c, t) => r.lockForDelete(scope(c), t.clientId), nothing: null },
   'OAuthClientRepository.delete': { run: (r, c, t) => r.delete(scope(c), t.clientId), nothing: undefined },
-  'OAuthClientRepository.findByIdentifier': { crossTenant: 'clientIdentifier', run: (r, _c, t) => r.findByIdentifier(t.clientIdentifier) },
+  // on an account's host, only that account's clients are found (on the bare host, any account's: the reason)
+  'OAuthClientRepository.findByIdentifier': { crossTenant: 'clientIdentifier', run: (r, c, t) => r.findByIdentifier(t.clientIdentifier, c.subdomain), nothing: null },
 
   'OAuthClientSecretRepository.insertFirst': { run: (r, c, t) => r.insertFirst({ id: t.clientId, accountId: c.account }, secret), nothing: undefined },
   'OAuthClientSecretRepository.rotate': { run: (r, c, t) => r.rotate(scope(c), t.clientId, secret, 0), nothing: false },
@@ -130,7 +131,8 @@ export const CASES: Record<string, IsolationCase> = {
   'OAuthClientSecretRepository.touch': { run: (r, c, t) => r.touch(scope(c), t.secretId), nothing: undefined },
 
   'OAuthGrantRepository.insert': {
-    run: (r, c, t) => r.insert({ clientId: t.clientId, accountId: c.account, userId: t.endUserId, scopes: ['read'] }), nothing: null,
+    // nothing inserted, and none of the target's live grants counted
+    run: (r, c, t) => r.insert({ clientId: t.clientId, accountId: c.account, userId: t.endUserId, scopes: ['read'] }, 100), nothing: { id: null, live: 0 },
   },
   'OAuthGrantRepository.revokeAllOfUser': { run: (r, c, t) => r.revokeAllOfUser(scope(c), t.endUserId), nothing: undefined },
   'OAuthGrantRepository.revoke': { run: (r, c, t) => r.revoke(scope(c), t.grantId), nothing: undefined },
@@ -141,7 +143,7 @@ export const CASES: Record<string, IsolationCase> = {
       accountId: c.account, grantId: t.grantId, clientId: t.clientId, codeHash: 'isolation-new-code', redirectUri: 'https://example.com/cb', codeChallenge: null, codeChallengeMethod: null,
     }),
   },
-  'OAuthAuthorizationCodeRepository.consume': { run: (r, c, t) => r.consume(scope(c), t.codeHash), nothing: {} },
+  'OAuthAuthorizationCodeRepository.consume': { run: (r, c, t) => r.consume(scope(c), t.codeHash, t.clientId), nothing: {} },
 
   'OAuthTokenRepository.insert': {
     nothing: null,
@@ -157,7 +159,10 @@ export const CASES: Record<string, IsolationCase> = {
   'OAuthTokenRepository.revokeAllOfUser': { run: (r, c, t) => r.revokeAllOfUser(scope(c), t.endUserId), nothing: 0 },
 
   'OAuthGrantTokenRepository.issueForGrant': { run: (r, c, t) => r.issueForGrant(scope(c), t.grantId, 'authorization_code', newToken(), grantAudit), nothing: null },
-  'OAuthGrantTokenRepository.issueForClient': { run: (r, c, t) => r.issueForClient(scope(c), t.clientId, ['read'], newToken(), grantAudit), nothing: null },
+  'OAuthGrantTokenRepository.issueForClient': {
+    // nothing issued, and the target client's live-token counters neither read nor pruned
+    run: (r, c, t) => r.issueForClient(scope(c), t.clientId, ['read'], newToken(), grantAudit, 100), nothing: { record: null, live: 0, freesAt: null },
+  },
   'OAuthGrantTokenRepository.rotateRefresh': { run: (r, c, t) => r.rotateRefresh(scope(c), t.refreshHash, t.clientId, undefined, newToken(), grantAudit), nothing: null },
   'OAuthGrantTokenRepository.findByEitherHash': { run: (r, c, t) => r.findByEitherHash(scope(c), t.refreshHash), nothing: null },
   'OAuthGrantTokenRepository.revokeById': { run: (r, c, t) => r.revokeById(scope(c), t.grantTokenId, audit(c)), nothing: false },

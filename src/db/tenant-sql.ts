@@ -25,7 +25,7 @@ export const CROSS_TENANT = {
   loginThrottle: 'the login throttle counts attempts per key, not per account',
   /** A Bearer token is found by its hash; the account is the token's. */
   presentedToken: 'a presented token is found by its hash before its account is known',
-  /** The grant endpoints and the authorization pages find a client by its public identifier. */
+  /** The grant endpoints and the authorization pages find a client by its public identifier (on an account's host, of that account only). */
   clientIdentifier: 'a client is found by its identifier before its account is known',
   /** The operator (CLI) and the first start create and list the accounts themselves. */
   operator: 'the operator and the first start work on all accounts',

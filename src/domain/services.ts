@@ -51,6 +51,7 @@ export function createServices(options: ServiceOptions) {
     oauthClients,
     oauthServer: new OAuthServer({
       db, hashKey, clients: oauthClients, tokens: new OAuthGrantTokenRepository(sql), codes: new OAuthAuthorizationCodeRepository(sql), grants: new OAuthGrantRepository(sql),
+      limits,
     }),
     callbackRequests: new CallbackRequestService(new CallbackRequestRepository(sql), limits),
     oauthTokens: new OAuthTokenService(tokens, hashKey),

@@ -131,7 +131,15 @@ export const oauthServerPaths = {
         },
         ['grant_type'],
       ),
-      responses: { 200: { description: 'The tokens', headers: NO_STORE, content: json(TokenResponse) }, ...errors(true) },
+      responses: {
+        200: { description: 'The tokens', headers: NO_STORE, content: json(TokenResponse) },
+        ...errors(true),
+        429: {
+          description: 'invalid_request: client_credentials beyond the live tokens a client may hold (OAUTH_CLIENT_LIVE_TOKENS); Retry-After says when one expires',
+          headers: { ...NO_STORE, 'retry-after': { schema: Type.String({ pattern: '^[0-9]+$' }) } },
+          content: json(OAuthError),
+        },
+      },
     },
   },
   [OAUTH_PATHS.revocation]: {

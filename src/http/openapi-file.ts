@@ -1,5 +1,6 @@
 import type { Db } from '../db/create-db';
 import { buildApp } from '../app';
+import { OAUTH_LIMIT_DEFAULTS } from '../config';
 
 /**
  * docs/openapi.json: the document the app serves at /api/v2/openapi.json, pretty-printed.
@@ -11,7 +12,7 @@ export async function printOpenApiFile(): Promise<string> {
     db: {} as Db,
     config: {
       hashKey: Buffer.alloc(32),
-      limits: { loginFailures: 10, loginWindowSeconds: 300, callbackRequests: 30, callbackWindowSeconds: 600 },
+      limits: { loginFailures: 10, loginWindowSeconds: 300, callbackRequests: 30, callbackWindowSeconds: 600, ...OAUTH_LIMIT_DEFAULTS },
       graphqlIntrospection: true,
       logLevel: 'silent',
     },

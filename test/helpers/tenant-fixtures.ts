@@ -46,8 +46,10 @@ export interface TenantFixture {
 /** The tables whose rows belong to an account (each has account_id; accounts is the account itself). */
 const TENANT_TABLES = [
   'accounts', 'users', 'oauth_clients', 'oauth_client_secrets', 'oauth_grants', 'oauth_authorization_codes', 'oauth_tokens',
-  'voice_phone_numbers', 'groups', 'callback_requests', 'audit_logs',
+  'oauth_client_token_counts', 'voice_phone_numbers', 'groups', 'callback_requests', 'audit_logs',
 ] as const;
+/** How a table's rows are ordered in a snapshot: by id, but the counters, which have none. */
+const ORDER: Partial<Record<(typeof TENANT_TABLES)[number], string>> = { oauth_client_token_counts: 'client_id, ends_at, shard' };
 
 const json = (value: unknown) => JSON.stringify(value, (_k, v) => (typeof v === 'bigint' ? v.toString() : v));
 
@@ -57,7 +59,7 @@ export async function snapshot(sql: Db['sql'], accountId?: bigint): Promise<stri
   for (const table of TENANT_TABLES) {
     const column = table === 'accounts' ? 'id' : 'account_id';
     const where = accountId === undefined ? '' : ` WHERE ${column} = ${String(accountId)}`;
-    parts.push(json(await sql(`SELECT * FROM ${table}${where} ORDER BY id`)));
+    parts.push(json(await sql(`SELECT * FROM ${table}${where} ORDER BY ${ORDER[table] ?? 'id'}`)));
   }
   return parts.join('\n');
 }
@@ -80,18 +82,21 @@ export async function seedTenant(db: Pick<Db, 'sql'>, label: string, extra = fal
   const seed = { actor: { accountId: account.id, actorId: admin.id, actorName: admin.name, origin: { via: 'api' as const } }, description: 'seed' };
   const tokenHash = `token-hash-${label}`;
   const token = (await new OAuthTokenRepository(sql).insert({ ...scope, userId: endUser.id }, { clientId: client.id, tokenHash, token: `token-${label}-0123456789`, scopes: ['read'] }, seed))!;
-  const grantId = (await new OAuthGrantRepository(sql).insert({ clientId: client.id, accountId: account.id, userId: endUser.id, scopes: ['read'] }))!;
+  const grantId = (await new OAuthGrantRepository(sql).insert({ clientId: client.id, accountId: account.id, userId: endUser.id, scopes: ['read'] }, 100)).id!;
   const codeHash = `code-hash-${label}`;
   await new OAuthAuthorizationCodeRepository(sql).insert({
     accountId: account.id, grantId, clientId: client.id, codeHash, redirectUri: 'https://example.com/cb', codeChallenge: null, codeChallengeMethod: null,
   });
   const accessHash = `access-hash-${label}`;
   const refreshHash = `refresh-hash-${label}`;
-  const grantToken = (await new OAuthGrantTokenRepository(sql).issueForGrant(
+  const grantTokens = new OAuthGrantTokenRepository(sql);
+  const grantToken = (await grantTokens.issueForGrant(
     scope, grantId, 'authorization_code',
     { token: `access-${label}-0123456789`, tokenHash: accessHash, expiresIn: 3600, refresh: { token: `refresh-${label}-0123456789`, tokenHash: refreshHash, expiresIn: 2_592_000 } },
     { origin: { via: 'oauth' }, description: 'seed' },
   ))!;
+  // a client_credentials token: the client's live-token counter has a row
+  await grantTokens.issueForClient(scope, client.id, ['read'], { token: `cc-${label}-0123456789`, tokenHash: `cc-hash-${label}`, expiresIn: 3600 }, { origin: { via: 'oauth' }, description: 'seed' }, 100);
   const phone = (await new PhoneNumberRepository(sql).insertOrRevive(scope, {
     number: '+14155550100', nickname: null, callbackEnabled: true, voiceEnabled: true, smsEnabled: false, mmsEnabled: false,
   }))!.record;

@@ -1,14 +1,14 @@
 import { Writable } from 'node:stream';
 import type { InjectOptions, LightMyRequestResponse } from 'fastify';
 import { buildApp, type App } from '../../src/app';
-import type { GraphQLExecutorKind, Limits } from '../../src/config';
+import { OAUTH_LIMIT_DEFAULTS, type GraphQLExecutorKind, type Limits } from '../../src/config';
 import { hashPassword } from '../../src/domain/auth/passwords';
 import { hmacHex, randomUrlSafe } from '../../src/domain/crypto';
 import type { Role } from '../../src/domain/auth/viewer';
 import { createTestDb, type TestDb } from './test-db';
 
 export const TEST_HASH_KEY = Buffer.from('test-hash-key-0123456789abcdef0123456789', 'utf8');
-export const DEFAULT_LIMITS: Limits = { loginFailures: 10, loginWindowSeconds: 300, callbackRequests: 30, callbackWindowSeconds: 600 };
+export const DEFAULT_LIMITS: Limits = { loginFailures: 10, loginWindowSeconds: 300, callbackRequests: 30, callbackWindowSeconds: 600, ...OAUTH_LIMIT_DEFAULTS };
 
 export interface TestUser {
   id: bigint;
@@ -30,6 +30,18 @@ export interface TestContext {
   createAccount: (name?: string, omnichannelRouting?: boolean) => Promise<bigint>;
   createUser: (accountId: bigint, role: Role, opts?: { email?: string; password?: string; active?: boolean }) => Promise<TestUser>;
   close: () => Promise<void>;
+}
+
+/** What Fastify logs when a handler sends a second answer to one request (FST_ERR_REP_ALREADY_SENT). */
+export const DOUBLE_REPLY = /Reply was already sent|FST_ERR_REP_ALREADY_SENT/;
+
+/**
+ * Every app of the suite fails its file on close when it answered a request
+ * twice: the second send is only a log line, which no test would otherwise see.
+ */
+function assertNoDoubleReply(logs: string[]): void {
+  const found = logs.filter((line) => DOUBLE_REPLY.test(line));
+  if (found.length > 0) throw new Error(`The app answered a request twice (${found.length}×); first log line: ${found[0].slice(0, 2000)}`);
 }
 
 let counter = 0;
@@ -91,6 +103,7 @@ export async function createTestApp(
     async close() {
       await app.fastify.close();
       await db.close();
+      assertNoDoubleReply(logs);
     },
   };
 }

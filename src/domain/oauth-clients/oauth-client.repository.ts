@@ -154,16 +154,18 @@ export class OAuthClientRepository {
   /**
    * The client with this identifier and its live secrets (current, and previous
    * in a grace period), in one statement: the grant endpoints and the
-   * authorization request, before any account is known.
+   * authorization request, before any account is known. With a subdomain (the
+   * request came on an account's host), only a client of that account is found.
    */
-  async findByIdentifier(identifier: string): Promise<{ client: OAuthClientRecord; secrets: LiveSecret[] } | null> {
+  async findByIdentifier(identifier: string, subdomain?: string): Promise<{ client: OAuthClientRecord; secrets: LiveSecret[] } | null> {
     const [row] = await this.db.crossTenant<SqlRow & { secrets: [string, string, boolean][] | null }>(
       'clientIdentifier',
       `SELECT ${COLUMNS},
               (SELECT json_agg(json_build_array(s.id::text, s.secret_hash, s.last_used_at IS NULL OR s.last_used_at < now() - interval '60 seconds') ORDER BY s.id DESC)
                  FROM oauth_client_secrets s WHERE s.client_id = c.id AND (s.expires_at IS NULL OR s.expires_at > now())) AS secrets
-         FROM oauth_clients c WHERE c.identifier = $1`,
-      [identifier],
+         FROM oauth_clients c
+        WHERE c.identifier = $1 AND ($2::text IS NULL OR c.account_id = (SELECT a.id FROM accounts a WHERE a.subdomain = $2::text))`,
+      [identifier, subdomain ?? null],
     );
     if (!row) return null;
     return { client: toRecord(row), secrets: (row.secrets ?? []).map(([id, hash, stale]) => ({ id: BigInt(id), hash, stale })) };

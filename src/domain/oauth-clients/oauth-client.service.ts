@@ -185,9 +185,10 @@ export class OAuthClientService {
    * of its live secrets (current, or previous in its grace period). Every live
    * secret is compared, in constant time, and an unknown client costs the same
    * comparison. A match is recorded as the secret's last use, at most once a minute.
+   * With `subdomain`, a client of another account is not found (as an unknown one).
    */
-  async findForGrant(identifier: string, secret: string | undefined): Promise<ClientForGrant | null> {
-    const found = await this.clients.findByIdentifier(identifier);
+  async findForGrant(identifier: string, secret: string | undefined, subdomain?: string): Promise<ClientForGrant | null> {
+    const found = await this.clients.findByIdentifier(identifier, subdomain);
     const presented = hmacHex(this.hashKey, secret ?? '');
     const candidates = found?.secrets.length ? found.secrets : [{ id: 0n, hash: '0'.repeat(presented.length), stale: false }];
     let matched: (typeof candidates)[number] | undefined;

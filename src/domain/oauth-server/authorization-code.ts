@@ -1,7 +1,7 @@
 import type { Viewer } from '../auth/viewer';
 import type { OAuthClientRecord } from '../oauth-clients/oauth-client.service';
 import { hmacHex, randomUrlSafe } from '../crypto';
-import { AccessDeniedError, InvalidRequestError } from './oauth-errors';
+import { AccessDeniedError, InvalidRequestError, LiveLimitError } from './oauth-errors';
 import { S256_CHALLENGE } from './pkce';
 import { grantedScopes } from './scope-request';
 import { tenantTransaction } from '../../db/tenant-sql';
@@ -38,7 +38,11 @@ export async function issueAuthorizationCode(deps: OAuthServerDeps, input: Issue
   const code = randomUrlSafe(32);
   const expiresAt = await tenantTransaction(deps.db, async (sql) => {
     const tx = inTransaction(deps, sql);
-    const grantId = await tx.grants.insert({ clientId: client.id, accountId: client.accountId, userId: input.user.userId, scopes });
+    const limit = deps.limits.oauthUserLiveGrants;
+    const { id: grantId, live } = await tx.grants.insert({ clientId: client.id, accountId: client.accountId, userId: input.user.userId, scopes }, limit);
+    if (grantId === null && live >= limit) {
+      throw new LiveLimitError(`This user already holds ${limit} live authorizations: revoke some (or let them expire) before authorizing again`);
+    }
     if (grantId === null) throw new AccessDeniedError('The user is not an active user of the account of this client');
     const stored = await tx.codes.insert({
       accountId: client.accountId, grantId, clientId: client.id, codeHash: hmacHex(deps.hashKey, code), redirectUri: input.redirectUri,

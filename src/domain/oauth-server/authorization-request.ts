@@ -51,11 +51,16 @@ function read(query: Params, name: string): { value?: string; error?: OAuthError
   }
 }
 
-export async function validateAuthorizationRequest(deps: OAuthServerDeps, query: Params): Promise<AuthorizationRequestCheck> {
+/**
+ * `subdomain`: the account host the request came on (docs/api.md "Accounts and
+ * hosts"). There, a client of another account is an unknown client: an error page,
+ * never its name on a sign-in page nor a redirect to its URIs from this host.
+ */
+export async function validateAuthorizationRequest(deps: OAuthServerDeps, query: Params, subdomain?: string): Promise<AuthorizationRequestCheck> {
   const page = (description: string): AuthorizationRequestCheck => ({ ok: false, show: 'page', error: new InvalidRequestError(description) });
   const clientId = read(query, 'client_id');
   if (clientId.error || clientId.value === undefined || !/^[\x21-\x7e]{1,200}$/.test(clientId.value)) return page('Missing or invalid client_id');
-  const found = await deps.clients.findForGrant(clientId.value, undefined);
+  const found = await deps.clients.findForGrant(clientId.value, undefined, subdomain);
   if (!found) return page('Unknown client');
   const client = found.client;
   const redirect = read(query, 'redirect_uri');

@@ -15,6 +15,8 @@ export interface ProtocolRequest {
   params: Params;
   /** via 'oauth', the request id and the remote address: the audit log's origin of what the request changes */
   origin: RequestOrigin;
+  /** the account host the request came on: a client of another account is unknown there */
+  subdomain?: string;
 }
 
 export interface AuthenticatedClient {
@@ -62,7 +64,7 @@ export async function authenticateClient(deps: OAuthServerDeps, request: Protoco
   }
   if (id === undefined) throw new InvalidClientError('Client authentication failed: client_id is required', viaBasic);
   if (!IDENTIFIER.test(id)) throw new InvalidClientError('Client authentication failed', viaBasic);
-  const found = await deps.clients.findForGrant(id, secret);
+  const found = await deps.clients.findForGrant(id, secret, request.subdomain);
   if (!found) throw new InvalidClientError('Client authentication failed', viaBasic);
   if (secret !== undefined && !found.secretMatched) throw new InvalidClientError('Client authentication failed', viaBasic);
   if (!found.secretMatched && (requireSecret || found.client.clientType === 'confidential')) {

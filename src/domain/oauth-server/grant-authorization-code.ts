@@ -26,9 +26,10 @@ export async function authorizationCodeGrant(deps: OAuthServerDeps, { client }: 
 
   const outcome = await tenantTransaction(deps.db, async (sql) => {
     const tx = inTransaction(deps, sql);
-    const { consumed, replayed } = await tx.codes.consume(client, hmacHex(deps.hashKey, code));
+    // a code of another client is not found: invalid_grant, and its grant is left alone
+    const { consumed, replayed } = await tx.codes.consume(client, hmacHex(deps.hashKey, code), client.id);
     if (replayed !== undefined) return { replayed };
-    if (!consumed || consumed.clientId !== client.id) throw new InvalidGrantError('The authorization code is invalid');
+    if (!consumed) throw new InvalidGrantError('The authorization code is invalid');
     if (consumed.expired) throw new InvalidGrantError('The authorization code has expired');
     if (consumed.redirectUri !== redirectUri) throw new InvalidGrantError('redirect_uri does not match the authorization request');
     if (consumed.codeChallenge === null) {

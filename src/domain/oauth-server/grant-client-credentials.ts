@@ -1,5 +1,5 @@
 import type { AuthenticatedClient } from './client-authentication';
-import { UnauthorizedClientError } from './oauth-errors';
+import { LiveLimitError, UnauthorizedClientError } from './oauth-errors';
 import { lifetimeParam, param, type Params } from './params';
 import type { RequestOrigin } from '../auth/viewer';
 import { grantedScopes } from './scope-request';
@@ -20,10 +20,15 @@ export async function clientCredentialsGrant(
   if (client.clientType !== 'confidential' || !authenticated) throw new UnauthorizedClientError('client_credentials is for confidential clients only');
   const scopes = grantedScopes(param(params, 'scope'), client.scopes);
   const expiresIn = lifetimeParam(params, 'expires_in', ACCESS_LIFETIME);
-  // one statement: the token and its audit record (the client's agent is the actor)
-  const record = await deps.tokens.issueForClient(client, client.id, scopes, newGrantToken(deps.hashKey, expiresIn), {
+  // one statement: the live-token limit, the token and its audit record (the client's agent is the actor)
+  const limit = deps.limits.oauthClientLiveTokens;
+  const { record, live, freesAt } = await deps.tokens.issueForClient(client, client.id, scopes, newGrantToken(deps.hashKey, expiresIn), {
     origin, description: `Issued by the client_credentials grant for client ${client.id}`,
-  });
+  }, limit);
+  if (!record && live >= limit) {
+    const retryAfter = Math.max(1, Math.ceil(((freesAt?.getTime() ?? Date.now()) - Date.now()) / 1000));
+    throw new LiveLimitError(`This client already holds ${limit} live client_credentials tokens: reuse them until they expire`, retryAfter);
+  }
   if (!record) throw new UnauthorizedClientError('The admin who created this client is no longer an active user');
   return tokenResponse(record, { expiresIn });
 }

@@ -52,20 +52,22 @@ export class OAuthAuthorizationCodeRepository {
    * Uses the code: marks it used if it was not, atomically across processes (the
    * row lock makes the second of two racing statements find it used). `consumed`
    * is the code when this call used it; `replayed` is its grant when the code
-   * exists but was used before (RFC 6749 §4.1.2: revoke what it issued). Codes
-   * of the scope's account (the authenticated client's) only.
+   * exists but was used before (RFC 6749 §4.1.2: revoke what it issued). Only a
+   * code of the scope's account (the authenticated client's) and of `clientId` is
+   * found: another client presenting it, used or not, finds nothing and changes
+   * nothing (it must not be able to revoke someone's grant).
    */
-  async consume(scope: AccountScope, codeHash: string): Promise<{ consumed?: AuthorizationCodeRow; replayed?: bigint }> {
+  async consume(scope: AccountScope, codeHash: string, clientId: bigint): Promise<{ consumed?: AuthorizationCodeRow; replayed?: bigint }> {
     const rows = await this.db.query<SqlRow & { consumed: boolean }>(
       scope,
-      `WITH found AS (SELECT ${COLUMNS} FROM oauth_authorization_codes k WHERE k.account_id = $1 AND k.code_hash = $2),
+      `WITH found AS (SELECT ${COLUMNS} FROM oauth_authorization_codes k WHERE k.account_id = $1 AND k.code_hash = $2 AND k.client_id = $3),
        used AS (
          UPDATE oauth_authorization_codes k SET used_at = now() FROM found
           WHERE k.id = found.id AND k.used_at IS NULL
          RETURNING k.id
        )
        SELECT found.*, EXISTS (SELECT 1 FROM used) AS consumed FROM found`,
-      [codeHash],
+      [codeHash, String(clientId)],
     );
     const row = rows[0];
     if (!row) return {};

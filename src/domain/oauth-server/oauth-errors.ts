@@ -69,3 +69,15 @@ export class TemporarilyUnavailableError extends OAuthError {
   readonly error = 'temporarily_unavailable';
   readonly status = 503;
 }
+
+/**
+ * A limit on what one user or client may hold live (docs/api.md): invalid_request,
+ * with 429 and Retry-After at the grant endpoint when the time a slot frees is known.
+ */
+export class LiveLimitError extends InvalidRequestError {
+  readonly status: number;
+  constructor(description: string, readonly retryAfter?: number) {
+    super(description);
+    this.status = retryAfter === undefined ? 400 : 429;
+  }
+}

@@ -1,5 +1,6 @@
 import type { TenantSql } from '../../db/tenant-sql';
 import type { AccountScope } from '../authorization';
+import { CODE_LIFETIME_SECONDS } from './oauth-authorization-code.repository';
 
 // The only module that reads or writes oauth_grants: the families of tokens. A
 // grant is created when a user consents (with its authorization code); every
@@ -8,18 +9,39 @@ import type { AccountScope } from '../authorization';
 export class OAuthGrantRepository {
   constructor(private readonly db: TenantSql) {}
 
-  /** A grant of the client's account for one of its users; null when the user is not an active user of that account. */
-  async insert(row: { clientId: bigint; accountId: bigint; userId: bigint; scopes: string[] }): Promise<bigint | null> {
-    const [inserted] = await this.db.query<{ id: string | bigint }>(
+  /**
+   * A grant of the client's account for one of its users, while the user holds
+   * fewer than `liveLimit` live grants: consents whose code can still be redeemed,
+   * and consent tokens (authorization_code and their rotations) not revoked whose
+   * refresh token has not expired, of that account. The count, in the same
+   * statement, reads at most `liveLimit` index entries of each kind (only live ones
+   * are in the indexes' range). `id` is null when nothing was inserted: `live` ≥ the
+   * limit, or the user is not an active user of that account (a user of another
+   * account counts 0: nothing of theirs is read).
+   */
+  async insert(row: { clientId: bigint; accountId: bigint; userId: bigint; scopes: string[] }, liveLimit: number): Promise<{ id: bigint | null; live: number }> {
+    const [result] = await this.db.query<{ id: string | bigint | null; live: string | number }>(
       row,
-      `INSERT INTO oauth_grants (account_id, client_id, user_id, scopes)
-       SELECT c.account_id, c.id, u.id, $4::text[]
-         FROM oauth_clients c JOIN users u ON u.account_id = c.account_id AND u.id = $3 AND u.active
-        WHERE c.account_id = $1 AND c.id = $2
-       RETURNING id`,
-      [String(row.clientId), String(row.userId), row.scopes],
+      `WITH live AS (
+         SELECT (SELECT count(*) FROM (
+                   SELECT 1 FROM oauth_tokens t
+                    WHERE t.user_id = $3 AND t.revoked_at IS NULL AND t.refresh_token_expires_at > now() AND t.account_id = $1 LIMIT $5) tokens)
+              + (SELECT count(*) FROM (
+                   SELECT 1 FROM oauth_grants g
+                     JOIN oauth_authorization_codes k ON k.grant_id = g.id AND k.account_id = $1 AND k.used_at IS NULL AND k.expires_at > now()
+                    WHERE g.user_id = $3 AND g.revoked_at IS NULL AND g.created_at > now() - make_interval(secs => $6::int) AND g.account_id = $1
+                    LIMIT $5) pending) AS n
+       ), inserted AS (
+         INSERT INTO oauth_grants (account_id, client_id, user_id, scopes)
+         SELECT c.account_id, c.id, u.id, $4::text[]
+           FROM oauth_clients c JOIN users u ON u.account_id = c.account_id AND u.id = $3 AND u.active
+          WHERE c.account_id = $1 AND c.id = $2 AND (SELECT n FROM live) < $5
+         RETURNING id
+       )
+       SELECT (SELECT id FROM inserted) AS id, (SELECT n FROM live) AS live`,
+      [String(row.clientId), String(row.userId), row.scopes, liveLimit, CODE_LIFETIME_SECONDS],
     );
-    return inserted ? BigInt(inserted.id) : null;
+    return { id: result.id === null ? null : BigInt(result.id), live: Number(result.live) };
   }
 
   /** Marks every grant of a user of the scope's account revoked (deactivating the user), before their tokens are. */

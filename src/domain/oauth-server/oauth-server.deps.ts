@@ -1,4 +1,5 @@
 import type { Db } from '../../db/create-db';
+import type { Limits } from '../../config';
 import { tenantTransaction, type TenantSql } from '../../db/tenant-sql';
 import { recordAudit, systemActor, type AuditActor } from '../audit/audit-log.repository';
 import type { RequestOrigin } from '../auth/viewer';
@@ -17,6 +18,8 @@ export interface OAuthServerDeps {
   tokens: OAuthGrantTokenRepository;
   codes: OAuthAuthorizationCodeRepository;
   grants: OAuthGrantRepository;
+  /** what one user or client may hold live (config Limits) */
+  limits: Pick<Limits, 'oauthUserLiveGrants' | 'oauthClientLiveTokens'>;
 }
 
 /** The repositories over one transaction's connection. */

@@ -23,8 +23,8 @@ export class OAuthServer {
   constructor(private readonly deps: OAuthServerDeps) {}
 
   /** Checks GET /oauth/authorizations/new's query (see authorization-request.ts for how the pages use it). */
-  validateAuthorizationRequest(query: Params): Promise<AuthorizationRequestCheck> {
-    return validateAuthorizationRequest(this.deps, query);
+  validateAuthorizationRequest(query: Params, subdomain?: string): Promise<AuthorizationRequestCheck> {
+    return validateAuthorizationRequest(this.deps, query, subdomain);
   }
 
   /** After consent: the authorization code, returned this once. */

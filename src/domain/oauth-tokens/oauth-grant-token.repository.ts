@@ -51,21 +51,44 @@ export class OAuthGrantTokenRepository {
     return row ? toRecord(row, { token: t.token, refreshToken: t.refresh?.token }) : null;
   }
 
-  /** A client-credentials token for a client of the scope: it acts as the admin who created the client, while that user is active. No refresh token. */
-  async issueForClient(scope: AccountScope, clientId: bigint, scopes: string[], t: NewGrantToken, audit: GrantAudit): Promise<OAuthTokenRecord | null> {
-    const [row] = await this.db.query<SqlRow>(
+  /**
+   * A client-credentials token for a client of the scope: it acts as the admin who
+   * created the client, while that user is active. No refresh token. Issued only
+   * while the client holds fewer than `liveLimit` live client_credentials tokens,
+   * counted in the same statement from oauth_client_token_counts (a counter per
+   * 15-minute bucket of expiry and per shard: a handful of rows, whatever the limit;
+   * a revoked token counts until it would have expired). `record` is null when
+   * nothing was issued; `live` and `freesAt` (when the oldest counted bucket ends)
+   * say whether the limit was why (another account's client counts 0).
+   */
+  async issueForClient(
+    scope: AccountScope, clientId: bigint, scopes: string[], t: NewGrantToken, audit: GrantAudit, liveLimit: number,
+  ): Promise<{ record: OAuthTokenRecord | null; live: number; freesAt: Date | null }> {
+    const [row] = await this.db.query<Partial<SqlRow> & { live: string | number; frees_at: Date | null }>(
       scope,
-      `WITH issued AS (
+      `WITH counted AS (
+         SELECT coalesce(sum(n.issued), 0) AS live, min(n.ends_at) AS frees_at
+           FROM oauth_client_token_counts n WHERE n.account_id = $1 AND n.client_id = $2 AND n.ends_at > now()
+       ), issued AS (
          INSERT INTO oauth_tokens AS t (account_id, client_id, user_id, scopes, grant_type, ${GRANT_TOKEN_COLUMNS})
          SELECT c.account_id, c.id, c.agent_id, $3::text[], 'client_credentials', ${grantTokenValues(4)}
            FROM oauth_clients c JOIN users u ON u.id = c.agent_id AND u.account_id = c.account_id AND u.active
-          WHERE c.account_id = $1 AND c.id = $2
+          WHERE c.account_id = $1 AND c.id = $2 AND (SELECT live FROM counted) < $14
          RETURNING ${COLUMNS}
+       ), counter AS (
+         INSERT INTO oauth_client_token_counts AS n (account_id, client_id, ends_at, shard, issued)
+         SELECT issued.account_id, issued.client_id,
+                date_bin('15 minutes', issued.expires_at, timestamptz '2000-01-01 00:00:00+00') + interval '15 minutes', pg_backend_pid() % 8, 1
+           FROM issued
+         ON CONFLICT (client_id, ends_at, shard) DO UPDATE SET issued = n.issued + 1
+       ), pruned AS (
+         DELETE FROM oauth_client_token_counts n WHERE n.account_id = $1 AND n.client_id = $2 AND n.ends_at <= now()
        ), audit AS (${auditCte('issued', 'create', 'oauth_token', asItsUser('issued', '$10::text'), 11)})
-       SELECT * FROM issued`,
-      [String(clientId), scopes, ...grantTokenParams(t), audit.description, ...originParams(audit.origin)],
+       SELECT issued.*, counted.live, counted.frees_at FROM counted LEFT JOIN issued ON true`,
+      [String(clientId), scopes, ...grantTokenParams(t), audit.description, ...originParams(audit.origin), liveLimit],
     );
-    return row ? toRecord(row, { token: t.token }) : null;
+    const record = row.id === null || row.id === undefined ? null : toRecord(row as SqlRow, { token: t.token });
+    return { record, live: Number(row.live), freesAt: row.frees_at };
   }
 
   /**

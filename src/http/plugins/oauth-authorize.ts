@@ -121,7 +121,8 @@ export async function authorizePages(fastify: import('fastify').FastifyInstance,
 
   /** The checked request, or the answer already sent (error page or redirect with an error). */
   async function check(request: FastifyRequest, reply: FastifyReply, params: Record<string, string>): Promise<AuthorizationRequest | undefined> {
-    const result = await services.oauthServer.validateAuthorizationRequest(params);
+    // on an account's host, a client of another account is unknown
+    const result = await services.oauthServer.validateAuthorizationRequest(params, resolveHost(request).subdomain);
     if (result.ok) return result.request;
     if (result.show === 'page') {
       await page(reply, 400, errorPage({ title: 'This request cannot be authorized', message: result.error.message }));
@@ -131,10 +132,15 @@ export async function authorizePages(fastify: import('fastify').FastifyInstance,
     return undefined;
   }
 
-  async function showConsent(request: FastifyRequest, reply: FastifyReply, req: AuthorizationRequest, params: Record<string, string>, who: Session) {
+  /**
+   * Sends the consent page and says so; false (nothing sent) when the session's
+   * user is gone. Never return the reply itself from here: it is a thenable, and
+   * awaiting it gives undefined, which sent the login page after the consent page.
+   */
+  async function showConsent(request: FastifyRequest, reply: FastifyReply, req: AuthorizationRequest, params: Record<string, string>, who: Session): Promise<boolean> {
     const user = await services.users.findInAccount({ accountId: who.accountId }, who.userId);
-    if (!user || !user.active) return undefined;
-    return page(
+    if (!user || !user.active) return false;
+    page(
       reply,
       200,
       consentPage({
@@ -142,6 +148,7 @@ export async function authorizePages(fastify: import('fastify').FastifyInstance,
         action: BASE, csrf: csrfFor(request, reply), request: params,
       }),
     );
+    return true;
   }
 
   fastify.get(`${BASE}/new`, async (request, reply) => {
@@ -149,10 +156,7 @@ export async function authorizePages(fastify: import('fastify').FastifyInstance,
     const req = await check(request, reply, params);
     if (!req) return reply;
     const who = session(request);
-    if (who && who.accountId === req.client.accountId) {
-      const shown = await showConsent(request, reply, req, params, who);
-      if (shown) return shown;
-    }
+    if (who && who.accountId === req.client.accountId && (await showConsent(request, reply, req, params, who))) return reply;
     return page(reply, 200, loginPage({ clientName: req.client.name, action: `${BASE}/login`, csrf: csrfFor(request, reply), request: params }));
   });
 

@@ -2,7 +2,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { isDatabaseUnavailable } from '../../db/errors';
 import { DomainError } from '../../domain/errors';
 import type { Services } from '../../domain/services';
-import { InvalidClientError, InvalidRequestError, OAuthError, ServerError, TemporarilyUnavailableError } from '../../domain/oauth-server/oauth-errors';
+import { InvalidClientError, InvalidRequestError, LiveLimitError, OAuthError, ServerError, TemporarilyUnavailableError } from '../../domain/oauth-server/oauth-errors';
 import { OAUTH_PATHS } from '../../domain/oauth-server/metadata';
 import type { ProtocolRequest } from '../../domain/oauth-server/client-authentication';
 import type { Params } from '../../domain/oauth-server/params';
@@ -12,7 +12,7 @@ import { acceptForms } from '../form-body';
 /** Nothing the grant, revocation and introspection endpoints answer may be cached (RFC 6749 §5.1). */
 const NO_STORE = { 'cache-control': 'no-store', pragma: 'no-cache' } as const;
 
-function protocolRequest(request: FastifyRequest): ProtocolRequest {
+function protocolRequest(request: FastifyRequest, subdomain: string | undefined): ProtocolRequest {
   const body = request.body;
   if (body !== undefined && (body === null || typeof body !== 'object' || Array.isArray(body))) {
     throw new InvalidRequestError('The request body must be a form (application/x-www-form-urlencoded) or a JSON object');
@@ -23,6 +23,7 @@ function protocolRequest(request: FastifyRequest): ProtocolRequest {
     params: (body as Params | undefined) ?? {},
     // Fastify's request.ip: the peer's address, or the client a trusted proxy (TRUST_PROXY) forwards
     origin: { via: 'oauth', requestId: String(request.id), ipAddress: request.ip },
+    subdomain,
   };
 }
 
@@ -44,6 +45,7 @@ function sendOAuthError(reply: FastifyReply, error: OAuthError) {
   reply.headers(NO_STORE);
   if (error instanceof InvalidClientError && error.viaBasic) reply.header('www-authenticate', 'Basic realm="oauth", error="invalid_client"');
   if (error instanceof TemporarilyUnavailableError) reply.header('retry-after', '5');
+  if (error instanceof LiveLimitError && error.retryAfter !== undefined) reply.header('retry-after', String(error.retryAfter));
   return reply.code(error.status).type('application/json; charset=utf-8').send(error.toJSON());
 }
 
@@ -59,17 +61,19 @@ export async function oauthServer(fastify: FastifyInstance, { services, publicUr
   const server = services.oauthServer;
   // the issuer is the base URL the request came on (PUBLIC_URL, or with a subdomain), as for every other URL
   const resolveHost = createHostResolver(publicUrl);
+  // on an account's host, only that account's clients are known (docs/api.md "Accounts and hosts")
+  const protocol = (request: FastifyRequest) => protocolRequest(request, resolveHost(request).subdomain);
 
   fastify.post(OAUTH_PATHS.token, async (request, reply) => {
-    const body = await server.token(protocolRequest(request));
+    const body = await server.token(protocol(request));
     return reply.headers(NO_STORE).type('application/json; charset=utf-8').send(body);
   });
   fastify.post(OAUTH_PATHS.revocation, async (request, reply) => {
-    await server.revoke(protocolRequest(request));
+    await server.revoke(protocol(request));
     return reply.headers(NO_STORE).code(200).send();
   });
   fastify.post(OAUTH_PATHS.introspection, async (request, reply) => {
-    const body = await server.introspect(protocolRequest(request));
+    const body = await server.introspect(protocol(request));
     return reply.headers(NO_STORE).type('application/json; charset=utf-8').send(body);
   });
   fastify.get(OAUTH_PATHS.metadata, async (request, reply) => {
