@@ -430,6 +430,20 @@ describe('users (API.md "Users")', () => {
       expect((await gql(agent, '{ users { totalCount } }')).json().errors[0].extensions.code).toBe('FORBIDDEN');
     });
 
+    it('users(last: n) without before is the end of the list: nothing after it, the rest before it; offset pages count them all', async () => {
+      const fields = 'totalCount edges { node { id } } pageInfo { hasNextPage hasPreviousPage }';
+      const all = (await gql(admin, `{ users(first: 100) { ${fields} } }`)).json().data.users;
+      const ids = all.edges.map((e: { node: { id: string } }) => e.node.id);
+      expect(ids.length).toBeGreaterThan(2);
+      const tail = (await gql(admin, `{ users(last: 2) { ${fields} } }`)).json().data.users;
+      expect(tail.edges.map((e: { node: { id: string } }) => e.node.id)).toEqual(ids.slice(-2));
+      expect(tail.pageInfo).toEqual({ hasNextPage: false, hasPreviousPage: true });
+      const second = (await gql(admin, `{ users(page: 2, perPage: 1) { ${fields} } }`)).json().data.users;
+      expect(second.edges.map((e: { node: { id: string } }) => e.node.id)).toEqual([ids[1]]);
+      expect(second.pageInfo).toEqual({ hasNextPage: true, hasPreviousPage: true });
+      expect(second.totalCount).toBe(ids.length);
+    });
+
     it('createUser, updateUser, setUserPassword and deleteUser, audited with via graphql', async () => {
       const created = await gql(admin, 'mutation($i: CreateUserInput!) { createUser(input: $i) { id name role active updatedAt } }', {
         i: { name: 'Gql', email: email('gql'), role: 'AGENT' },

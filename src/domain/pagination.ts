@@ -17,11 +17,34 @@ export interface OffsetPage {
   perPage: number;
 }
 
+/** A keyset page as a list reads it: backward without `before` is the last `size` records. */
+export interface KeysetRequest extends KeysetPage {
+  backward: boolean;
+}
+
 export interface PageResult<T> {
   items: T[];
   hasNextPage: boolean;
   hasPreviousPage: boolean;
 }
+
+/** A page of a list, with the size of the whole list (counted when asked for). */
+export interface Page<T> extends PageResult<T> {
+  count: () => Promise<number>;
+}
+
+/**
+ * How one list reads its records, already scoped to the viewer and its filter: what a
+ * service hands to readPage(). A list without offset pages leaves `offset` out.
+ */
+export interface PageSource<T> {
+  keyset(page: KeysetRequest): Promise<PageResult<T>>;
+  offset?(page: OffsetPage): Promise<T[]>;
+  count(): Promise<number>;
+}
+
+/** Past the largest id: where a backward page without a cursor starts, in an id-ascending list. */
+const END_OF_IDS = 9223372036854775807n;
 
 /**
  * Opaque cursors: the id, signed with the server key so that a tampered or
@@ -100,4 +123,34 @@ export function checkOffsetPage(page: OffsetPage): void {
   if (page.page * page.perPage > MAX_OFFSET_RECORDS) {
     throw new BadRequestError(`Offset pagination is limited to the first ${MAX_OFFSET_RECORDS} records; use cursor pagination (page[size], page[after]) to go further`);
   }
+}
+
+/**
+ * For an id-ascending list whose repository pages backward only from a `before` id:
+ * a backward page without a cursor (`last` alone) reads from past the last id.
+ */
+export function fromTheEnd(page: KeysetRequest): KeysetPage {
+  return page.backward && page.before === undefined ? { size: page.size, before: END_OF_IDS } : page;
+}
+
+/**
+ * The one way a list is paged: offset pages (with their total, counted once) or keyset
+ * pages from signed cursors, forward or backward. A backward page read from the end
+ * has nothing after it.
+ */
+export async function readPage<T>(cursors: CursorCodec, request: PageRequest, source: PageSource<T>): Promise<Page<T>> {
+  if (request.mode === 'offset') {
+    if (!source.offset) throw new BadRequestError('This list has cursor pages only');
+    const [items, total] = await Promise.all([source.offset(request), source.count()]);
+    return { items, hasNextPage: request.page * request.perPage < total, hasPreviousPage: request.page > 1, count: async () => total };
+  }
+  const decode = (cursor: string | undefined) => (cursor === undefined ? undefined : cursors.decode(cursor));
+  const page = await source.keyset({ size: request.size, after: decode(request.after), before: decode(request.before), backward: request.backward });
+  const fromEnd = request.backward && request.before === undefined;
+  return { ...page, hasNextPage: page.hasNextPage && !fromEnd, count: () => source.count() };
+}
+
+/** The page of a list that has offset pages only: page from 1 (default 1), perPage 1..100 (default 100, larger clamped). */
+export function offsetPage(args: { page?: number | null; perPage?: number | null }): OffsetPage {
+  return { page: args.page ?? 1, perPage: clampSize(args.perPage) };
 }

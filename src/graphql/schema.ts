@@ -3,20 +3,19 @@ import { buildSchemaSync } from 'type-graphql';
 import type { GraphQLSchema } from 'graphql';
 import { authorizeFields } from './auth-checker';
 import { limitResolvedObjects } from './limits';
-import { AuditLogConnectionResolver, AuditLogResolver } from './resolvers/audit-log.resolver';
+import { AuditLogResolver } from './resolvers/audit-log.resolver';
 import { DirectoryResolver } from './resolvers/directory.resolver';
-import { UserConnectionResolver, UserResolver } from './resolvers/user.resolver';
+import { UserResolver } from './resolvers/user.resolver';
 import { GroupResolver } from './resolvers/group.resolver';
 import { PhoneNumberResolver } from './resolvers/phone-number.resolver';
 import { AccountResolver } from './resolvers/account.resolver';
 import { OAuthClientResolver } from './resolvers/oauth-client.resolver';
 import { CallbackRequestResolver } from './resolvers/callback-request.resolver';
-import { OAuthClientTokensResolver, OAuthTokenConnectionResolver, OAuthTokenResolver } from './resolvers/oauth-token.resolver';
+import { OAuthClientTokensResolver, OAuthTokenResolver } from './resolvers/oauth-token.resolver';
 
 export const resolvers = [
-  DirectoryResolver, UserResolver, UserConnectionResolver, GroupResolver, PhoneNumberResolver, AccountResolver,
-  OAuthClientResolver, OAuthTokenResolver, OAuthTokenConnectionResolver, OAuthClientTokensResolver, CallbackRequestResolver,
-  AuditLogResolver, AuditLogConnectionResolver,
+  DirectoryResolver, UserResolver, GroupResolver, PhoneNumberResolver, AccountResolver,
+  OAuthClientResolver, OAuthTokenResolver, OAuthClientTokensResolver, CallbackRequestResolver, AuditLogResolver,
 ] as const;
 
 let schema: GraphQLSchema | undefined;

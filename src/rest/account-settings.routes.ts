@@ -1,6 +1,7 @@
 import { Type } from 'typebox';
 import { RestShowAccountSettingsDocument, RestUpdateAccountSettingsDocument } from '../generated/graphql';
 import { defineRoute, type AnyRestRoute } from './adapter';
+import { getRoute } from './record-routes';
 import { answer, BodyField, errorResponses, mustBe, unwrap, wrappedBody } from './schemas';
 
 /** {"settings": {"omnichannel_routing": bool}} */
@@ -24,17 +25,12 @@ const TAGS = ['Account settings'];
 
 /** The account's settings (admins), in the shape they are written. */
 export const accountSettingsRoutes: AnyRestRoute[] = [
-  defineRoute({
-    method: 'GET',
-    paths: ['/account/settings'],
+  getRoute({
+    path: '/account/settings',
     document: RestShowAccountSettingsDocument,
-    schema: {
-      operationId: 'showAccountSettings', summary: "Show the account's settings", tags: TAGS,
-      description: 'Admins (a read scope suffices).',
-      response: { 200: answer(SettingsJson, 'The settings'), ...errorResponses() },
-    },
-    variables: () => ({}),
-    respond: (data) => ({ status: 200, body: serializeSettings(data.accountSettings) }),
+    schema: { operationId: 'showAccountSettings', summary: "Show the account's settings", tags: TAGS, description: 'Admins (a read scope suffices).' },
+    answer: { schema: SettingsJson, description: 'The settings' },
+    body: (data) => serializeSettings(data.accountSettings),
   }),
   defineRoute({
     method: 'PUT',

@@ -1,10 +1,11 @@
 import { Type } from 'typebox';
 import { RestListAuditLogsDocument, RestShowAuditLogDocument, type RestAuditLogFragment, type RestListAuditLogsQueryVariables } from '../generated/graphql';
-import { BadRequestError, NotFoundError } from '../domain/errors';
+import { BadRequestError } from '../domain/errors';
 import { defineRoute, type AnyRestRoute, type RestRequest } from './adapter';
 import { isoSeconds } from './body';
-import { cursorPageFields } from './query';
-import { answer, errorResponses, IdParams, INVALID, Nullable, PageFields, PageQuery, QueryString, StringEnum, Timestamp } from './schemas';
+import { cursorPageFields, cursorVariables } from './pagination';
+import { showRoute } from './record-routes';
+import { answer, errorResponses, INVALID, Keyed, Nullable, PageFields, PageQuery, QueryString, StringEnum, Timestamp } from './schemas';
 
 // The query parameters' values, as the GraphQL enums name them.
 const SOURCE_TYPES = {
@@ -118,10 +119,7 @@ function listVariables(req: RestRequest<typeof LIST_SCHEMA>): RestListAuditLogsQ
     sourceType: sourceType && SOURCE_TYPES[sourceType], actorId: q['filter[actor_id]'], action: action && ACTIONS[action], createdFrom, createdTo,
   };
   const sort = q.sort && SORTS[q.sort];
-  const size = q['page[size]'];
-  const after = q['page[after]'] || undefined;
-  const before = q['page[before]'] || undefined;
-  return { filter, sort, ...(before ? { last: size, before } : { first: size, after }) };
+  return { filter, sort, ...cursorVariables(q) };
 }
 
 /** The audit log (admins; Bearer tokens with read or auditlogs:read): cursor pages only, newest first by default. */
@@ -134,24 +132,14 @@ export const auditLogRoutes: AnyRestRoute[] = [
     variables: listVariables,
     respond: (data, req) => {
       const { edges, pageInfo } = data.auditLogs;
-      const backward = Boolean(req.query['page[before]']);
-      return { status: 200, body: { audit_logs: edges.map((e) => serializeAuditLog(e.node)), ...cursorPageFields(pageInfo, backward, req.baseUrl, req.url) } };
+      return { status: 200, body: { audit_logs: edges.map((e) => serializeAuditLog(e.node)), ...cursorPageFields(req, pageInfo) } };
     },
   }),
-  defineRoute({
-    method: 'GET',
-    paths: ['/audit_logs/:id'],
+  showRoute({
+    path: '/audit_logs/:id',
     document: RestShowAuditLogDocument,
-    schema: {
-      operationId: 'showAuditLog', summary: 'Show an audit log record', tags: ['Audit logs'],
-      description: 'Admins; Bearer tokens with read or auditlogs:read.',
-      params: IdParams,
-      response: { 200: answer(Type.Object({ audit_log: AuditLogJson }, { additionalProperties: false }), 'The record'), ...errorResponses({ id: true }) },
-    },
-    variables: (req) => ({ id: req.params.id }),
-    respond: (data) => {
-      if (!data.auditLog) throw new NotFoundError();
-      return { status: 200, body: { audit_log: serializeAuditLog(data.auditLog) } };
-    },
+    schema: { operationId: 'showAuditLog', summary: 'Show an audit log record', tags: ['Audit logs'], description: 'Admins; Bearer tokens with read or auditlogs:read.' },
+    answer: { schema: Keyed('audit_log', AuditLogJson), description: 'The record' },
+    body: (data) => data.auditLog && { audit_log: serializeAuditLog(data.auditLog) },
   }),
 ];

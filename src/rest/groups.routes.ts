@@ -7,27 +7,10 @@ import {
   RestUpdateGroupDocument,
   type RestGroupFragment,
 } from '../generated/graphql';
-import { NotFoundError } from '../domain/errors';
-import { defineRoute, type AnyRestRoute } from './adapter';
+import type { AnyRestRoute } from './adapter';
 import { isoSeconds } from './body';
-import { offsetListPage, offsetListVariables } from './query';
-import {
-  answer,
-  BodyField,
-  errorResponses,
-  HEADERS,
-  IdParams,
-  IgnoredBody,
-  mustBe,
-  NoContent,
-  NullableTimestamp,
-  OffsetPageQuery,
-  offsetListFields,
-  Timestamp,
-  unwrap,
-  wrappedBody,
-  type Fields,
-} from './schemas';
+import { createRoute, deleteRoute, offsetListRoute, showRoute, updateRoute } from './record-routes';
+import { BodyField, Keyed, mustBe, NullableTimestamp, Timestamp, unwrap, wrappedBody, type Fields } from './schemas';
 
 /** Zendesk's group JSON (API.md "Groups"). */
 export const GroupJson = Type.Object(
@@ -45,7 +28,7 @@ export const GroupJson = Type.Object(
     examples: [{ id: 3, url: 'https://help.example.com/api/v2/groups/3.json', name: 'Support', description: 'First line', created_at: '2026-11-21T10:29:59Z', updated_at: null }],
   },
 );
-const OneGroup = Type.Object({ group: GroupJson }, { additionalProperties: false });
+const OneGroup = Keyed('group', GroupJson);
 
 /** Zendesk's group JSON (API.md "Groups"). */
 export function serializeGroup(g: RestGroupFragment) {
@@ -71,93 +54,53 @@ const groupInput = ({ name, description }: Fields<typeof GROUP_FIELDS>) => ({ na
 
 const TAGS = ['Groups'];
 
-const LIST_SCHEMA = {
-  operationId: 'listGroups', summary: 'List groups', tags: TAGS,
-  description: "The account's groups, id ascending, in offset pages (page, per_page). Agents and admins.",
-  querystring: OffsetPageQuery,
-  response: {
-    200: answer(
-      Type.Object({
-        groups: Type.Array(GroupJson),
-        ...offsetListFields('groups'),
-      }, { additionalProperties: false }),
-      'A page of groups',
-    ),
-    ...errorResponses(),
-  },
-};
+
+const PATH = '/groups';
+const ONE_GROUP = (description: string) => ({ schema: OneGroup, description });
+const oneGroup = (g: RestGroupFragment) => ({ group: serializeGroup(g) });
 
 export const groupRoutes: AnyRestRoute[] = [
-  defineRoute({
-    method: 'GET',
-    paths: ['/groups'],
+  offsetListRoute({
+    path: PATH,
     document: RestListGroupsDocument,
-    schema: LIST_SCHEMA,
-    variables: (req) => offsetListVariables(req.query),
-    respond: (data, req) => ({
-      status: 200,
-      body: { groups: data.groups.map(serializeGroup), ...offsetListPage(req.query, data.groupCount, req.baseUrl, req.url) },
-    }),
+    schema: { operationId: 'listGroups', summary: 'List groups', tags: TAGS, description: "The account's groups, id ascending, in offset pages (page, per_page). Agents and admins." },
+    key: 'groups',
+    what: 'groups',
+    record: GroupJson,
+    records: (data) => data.groups.map(serializeGroup),
+    count: (data) => data.groupCount,
   }),
-  defineRoute({
-    method: 'GET',
-    paths: ['/groups/:id'],
+  showRoute({
+    path: `${PATH}/:id`,
     document: RestShowGroupDocument,
-    schema: {
-      operationId: 'showGroup', summary: 'Show a group', tags: TAGS,
-      description: 'Agents and admins.',
-      params: IdParams,
-      response: { 200: answer(OneGroup, 'The group'), ...errorResponses({ id: true }) },
-    },
-    variables: (req) => ({ id: req.params.id }),
-    respond: (data) => {
-      if (!data.group) throw new NotFoundError();
-      return { status: 200, body: { group: serializeGroup(data.group) } };
-    },
+    schema: { operationId: 'showGroup', summary: 'Show a group', tags: TAGS, description: 'Agents and admins.' },
+    answer: ONE_GROUP('The group'),
+    body: (data) => data.group && oneGroup(data.group),
   }),
-  defineRoute({
-    method: 'POST',
-    paths: ['/groups'],
+  createRoute({
+    path: PATH,
     document: RestCreateGroupDocument,
-    schema: {
-      operationId: 'createGroup', summary: 'Create a group', tags: TAGS,
-      description: 'Names are trimmed. Admins.',
-      body: GroupBody,
-      response: { 201: answer(OneGroup, 'The group', HEADERS.location), ...errorResponses({ body: 'fields' }) },
-    },
+    schema: { operationId: 'createGroup', summary: 'Create a group', tags: TAGS, description: 'Names are trimmed. Admins.', body: GroupBody },
+    answer: ONE_GROUP('The group'),
     variables: (req) => ({ input: groupInput(unwrap(req.body, 'group')) }),
-    respond: (data, req) => ({
-      status: 201,
-      body: { group: serializeGroup(data.createGroup) },
-      headers: { location: `${req.baseUrl}/api/v2/groups/${data.createGroup.id}.json` },
-    }),
+    created: (data) => data.createGroup,
+    body: (data) => oneGroup(data.createGroup),
   }),
-  defineRoute({
-    method: 'PUT',
-    paths: ['/groups/:id'],
+  updateRoute({
+    path: `${PATH}/:id`,
     document: RestUpdateGroupDocument,
     schema: {
-      operationId: 'updateGroup', summary: 'Update a group', tags: TAGS,
+      operationId: 'updateGroup', summary: 'Update a group', tags: TAGS, body: GroupBody,
       description: 'Partial: omitted fields keep their value; a field that is present must be valid. Admins.',
-      params: IdParams,
-      body: GroupBody,
-      response: { 200: answer(OneGroup, 'The group, updated_at set'), ...errorResponses({ id: true, body: 'fields' }) },
     },
+    answer: ONE_GROUP('The group, updated_at set'),
     variables: (req) => ({ id: req.params.id, input: groupInput(unwrap(req.body, 'group')) }),
-    respond: (data) => ({ status: 200, body: { group: serializeGroup(data.updateGroup) } }),
+    body: (data) => oneGroup(data.updateGroup),
   }),
-  defineRoute({
-    method: 'DELETE',
-    paths: ['/groups/:id'],
+  deleteRoute({
+    path: `${PATH}/:id`,
     document: RestDeleteGroupDocument,
-    schema: {
-      operationId: 'deleteGroup', summary: 'Delete a group', tags: TAGS,
-      description: 'Callback requests keep the group ids they asked for. Admins.',
-      params: IdParams,
-      body: IgnoredBody,
-      response: { 204: NoContent('Deleted'), ...errorResponses({ id: true, body: 'ignored' }) },
-    },
-    variables: (req) => ({ id: req.params.id }),
-    respond: () => ({ status: 204 }),
+    schema: { operationId: 'deleteGroup', summary: 'Delete a group', tags: TAGS, description: 'Callback requests keep the group ids they asked for. Admins.' },
+    done: 'Deleted',
   }),
 ];

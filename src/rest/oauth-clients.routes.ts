@@ -9,25 +9,11 @@ import {
   type OAuthClientType,
   type RestOAuthClientFragment,
 } from '../generated/graphql';
-import { NotFoundError } from '../domain/errors';
 import { defineRoute, SHOWS_SECRET, type AnyRestRoute } from './adapter';
 import { isoSeconds } from './body';
+import { createRoute, deleteRoute, getRoute, showRoute, updateRoute } from './record-routes';
 import {
-  answer,
-  BodyField,
-  errorResponses,
-  HEADERS,
-  IdParams,
-  IgnoredBody,
-  mustBe,
-  NoContent,
-  Nullable,
-  Timestamp,
-  NullableTimestamp,
-  StringEnum,
-  unwrap,
-  wrappedBody,
-  type Fields,
+  answer, BodyField, errorResponses, HEADERS, IdParams, mustBe, Nullable, NullableTimestamp, StringEnum, Timestamp, unwrap, wrappedBody, type Fields,
 } from './schemas';
 
 /** Zendesk's OAuth client JSON (API.md §5). */
@@ -98,87 +84,56 @@ function clientInput(fields: Fields<typeof CLIENT_FIELDS>) {
 }
 
 const TAGS = ['OAuth clients'];
+const PATH = '/oauth/clients';
 
 export const oauthClientRoutes: AnyRestRoute[] = [
-  defineRoute({
-    method: 'GET',
-    paths: ['/oauth/clients'],
+  getRoute({
+    path: PATH,
     document: RestListOAuthClientsDocument,
-    schema: {
-      operationId: 'listOAuthClients', summary: 'List OAuth clients', tags: TAGS,
-      description: "The account's clients, id ascending, secrets truncated. Admins.",
-      response: { 200: answer(Type.Array(OAuthClientJson), 'The clients'), ...errorResponses() },
-    },
-    variables: () => ({}),
-    respond: (data) => ({ status: 200, body: data.oauthClients.map(serializeOAuthClient) }),
+    schema: { operationId: 'listOAuthClients', summary: 'List OAuth clients', tags: TAGS, description: "The account's clients, id ascending, secrets truncated. Admins." },
+    answer: { schema: Type.Array(OAuthClientJson), description: 'The clients' },
+    body: (data) => data.oauthClients.map(serializeOAuthClient),
   }),
-  defineRoute({
-    method: 'GET',
-    paths: ['/oauth/clients/:id'],
+  showRoute({
+    path: `${PATH}/:id`,
     document: RestShowOAuthClientDocument,
-    schema: {
-      operationId: 'showOAuthClient', summary: 'Show an OAuth client', tags: TAGS,
-      description: 'Secret truncated. Admins.',
-      params: IdParams,
-      response: { 200: answer(OAuthClientJson, 'The client'), ...errorResponses({ id: true }) },
-    },
-    variables: (req) => ({ id: req.params.id }),
-    respond: (data) => {
-      if (!data.oauthClient) throw new NotFoundError();
-      return { status: 200, body: serializeOAuthClient(data.oauthClient) };
-    },
+    schema: { operationId: 'showOAuthClient', summary: 'Show an OAuth client', tags: TAGS, description: 'Secret truncated. Admins.' },
+    answer: { schema: OAuthClientJson, description: 'The client' },
+    body: (data) => data.oauthClient && serializeOAuthClient(data.oauthClient),
   }),
-  defineRoute({
-    method: 'POST',
-    paths: ['/oauth/clients'],
+  createRoute({
+    path: PATH,
     document: RestCreateOAuthClientDocument,
-    schema: {
-      operationId: 'createOAuthClient', summary: 'Create an OAuth client', tags: TAGS,
-      description: 'Returns the full secret, this once. Admins.',
-      body: ClientBody,
-      response: {
-        201: answer(OAuthClientJson, 'The client, with its full secret and update_date null', { ...HEADERS.location, ...HEADERS.noStore }),
-        ...errorResponses({ body: 'fields' }),
-      },
-    },
+    schema: { operationId: 'createOAuthClient', summary: 'Create an OAuth client', tags: TAGS, description: 'Returns the full secret, this once. Admins.', body: ClientBody },
+    answer: { schema: OAuthClientJson, description: 'The client, with its full secret and update_date null' },
+    secret: true,
     variables: (req) => ({ input: clientInput(unwrap(req.body, 'client')) }),
-    respond: (data, req) => ({
-      status: 201,
-      body: serializeOAuthClient(data.createOAuthClient),
-      headers: { location: `${req.baseUrl}/api/v2/oauth/clients/${data.createOAuthClient.id}.json`, ...SHOWS_SECRET },
-    }),
+    created: (data) => data.createOAuthClient,
+    body: (data) => serializeOAuthClient(data.createOAuthClient),
   }),
-  defineRoute({
-    method: 'PUT',
-    paths: ['/oauth/clients/:id'],
+  updateRoute({
+    path: `${PATH}/:id`,
     document: RestUpdateOAuthClientDocument,
     schema: {
-      operationId: 'updateOAuthClient', summary: 'Update an OAuth client', tags: TAGS,
+      operationId: 'updateOAuthClient', summary: 'Update an OAuth client', tags: TAGS, body: ClientBody,
       description: 'Partial: omitted fields keep their value; a field that is present must be valid. Admins.',
-      params: IdParams,
-      body: ClientBody,
-      response: { 200: answer(OAuthClientJson, 'The client, update_date set, secret truncated'), ...errorResponses({ id: true, body: 'fields' }) },
     },
+    answer: { schema: OAuthClientJson, description: 'The client, update_date set, secret truncated' },
     variables: (req) => ({ id: req.params.id, input: clientInput(unwrap(req.body, 'client')) }),
-    respond: (data) => ({ status: 200, body: serializeOAuthClient(data.updateOAuthClient) }),
+    body: (data) => serializeOAuthClient(data.updateOAuthClient),
   }),
-  defineRoute({
-    method: 'DELETE',
-    paths: ['/oauth/clients/:id'],
+  deleteRoute({
+    path: `${PATH}/:id`,
     document: RestDeleteOAuthClientDocument,
     schema: {
       operationId: 'deleteOAuthClient', summary: 'Delete an OAuth client', tags: TAGS,
       description: "Revokes all the client's tokens and deletes its grants, codes and secrets, in one transaction. Admins.",
-      params: IdParams,
-      body: IgnoredBody,
-      response: { 204: NoContent('Deleted'), ...errorResponses({ id: true, body: 'ignored' }) },
     },
-    variables: (req) => ({ id: req.params.id }),
-    respond: () => ({ status: 204 }),
+    done: 'Deleted',
   }),
   defineRoute({
     method: 'POST',
-    paths: ['/oauth/clients/:id/client_secret', '/oauth/clients/:id'],
+    paths: [`${PATH}/:id/client_secret`, `${PATH}/:id`],
     document: RestGenerateOAuthClientSecretDocument,
     schema: {
       operationId: 'generateOAuthClientSecret', summary: 'Generate a new client secret', tags: TAGS,

@@ -8,29 +8,13 @@ import {
   type RestOAuthTokenFragment,
 } from '../generated/graphql';
 import { Type } from 'typebox';
-import { NotFoundError } from '../domain/errors';
-import { defineRoute, SHOWS_SECRET, type AnyRestRoute, type RestRequest } from './adapter';
+import { defineRoute, type AnyRestRoute } from './adapter';
 import { isoSeconds } from './body';
-import { linkTo, offsetPageFields } from './query';
+import { pageFields, pageVariables } from './pagination';
+import { createRoute, deleteRoute, getRoute, showRoute } from './record-routes';
 import {
-  answer,
-  BodyField,
-  errorResponses,
-  HEADERS,
-  IdNumberOrDigits,
-  IdParams,
-  IgnoredBody,
-  mustBe,
-  NoContent,
-  Nullable,
-  NullableTimestamp,
-  PageFields,
-  PageQuery,
-  QueryBoolean,
-  QueryString,
-  Timestamp,
-  unwrap,
-  wrappedBody,
+  answer, BodyField, Keyed, errorResponses, IdNumberOrDigits, IgnoredBody, mustBe, NoContent, Nullable, NullableTimestamp, PageFields, PageQuery, QueryBoolean,
+  QueryString, Timestamp, unwrap, wrappedBody,
 } from './schemas';
 
 const TOKEN_EXAMPLE = {
@@ -55,7 +39,7 @@ export const OAuthTokenJson = Type.Object(
   },
   { additionalProperties: false, title: 'OAuthToken', examples: [TOKEN_EXAMPLE] },
 );
-const OneToken = Type.Object({ token: OAuthTokenJson }, { additionalProperties: false });
+const OneToken = Keyed('token', OAuthTokenJson);
 
 /** Zendesk's OAuth token JSON (API.md §6). */
 export function serializeOAuthToken(t: RestOAuthTokenFragment) {
@@ -79,18 +63,6 @@ const ListQuery = Type.Object({
   client_id: QueryString({ pattern: '^[0-9]{1,19}$', invalid: 'client_id must be an integer', description: "Only this client's tokens (an unknown client gives an empty list)" }),
   ...PageQuery,
 });
-
-function listVariables(req: RestRequest<typeof LIST_SCHEMA>) {
-  const q = req.query;
-  const common = { all: q.all ?? false, clientId: q.client_id };
-  if (q['page[size]'] !== undefined || q['page[after]'] !== undefined || q['page[before]'] !== undefined) {
-    const size = q['page[size]'];
-    const after = q['page[after]'] || undefined;
-    const before = q['page[before]'] || undefined;
-    return before ? { ...common, last: size, before, withCount: false } : { ...common, first: size, after, withCount: false };
-  }
-  return { ...common, page: q.page ?? 1, perPage: q.per_page ?? 100, withCount: true };
-}
 
 const TAGS = ['OAuth tokens'];
 
@@ -122,99 +94,59 @@ const TOKEN_FIELDS = {
 /** A client id as the domain reads it: digits without leading zeros ("0012" is 12). */
 const idText = (v: number | string) => (typeof v === 'string' && /^[0-9]{1,19}$/.test(v) ? String(BigInt(v)) : String(v));
 
+const PATH = '/oauth/tokens';
+const ONE_TOKEN = { schema: OneToken, description: 'The token' };
+const oneToken = (t: RestOAuthTokenFragment) => ({ token: serializeOAuthToken(t) });
+
 export const oauthTokenRoutes: AnyRestRoute[] = [
   defineRoute({
     method: 'GET',
-    paths: ['/oauth/tokens'],
+    paths: [PATH],
     document: RestListOAuthTokensDocument,
     schema: LIST_SCHEMA,
-    variables: listVariables,
-    respond: (data, req) => {
-      const { edges, pageInfo, totalCount } = data.oauthTokens;
-      const tokens = edges.map((e) => serializeOAuthToken(e.node));
-      const vars = listVariables(req);
-      if (!vars.withCount) {
-        const backward = 'before' in vars;
-        const clear = { 'page[after]': undefined, 'page[before]': undefined };
-        return {
-          status: 200,
-          body: {
-            tokens,
-            meta: { has_more: backward ? pageInfo.hasPreviousPage : pageInfo.hasNextPage, after_cursor: pageInfo.endCursor ?? null, before_cursor: pageInfo.startCursor ?? null },
-            links: {
-              next: pageInfo.hasNextPage && pageInfo.endCursor ? linkTo(req.baseUrl, req.url, { ...clear, 'page[after]': pageInfo.endCursor }) : null,
-              prev: pageInfo.hasPreviousPage && pageInfo.startCursor ? linkTo(req.baseUrl, req.url, { ...clear, 'page[before]': pageInfo.startCursor }) : null,
-            },
-          },
-        };
-      }
-      const page = (vars as { page: number }).page;
-      return {
-        status: 200,
-        body: {
-          tokens,
-          ...offsetPageFields({ page, ...pageInfo }, totalCount ?? 0, req.baseUrl, req.url),
-        },
-      };
-    },
+    variables: (req) => ({ all: req.query.all ?? false, clientId: req.query.client_id, ...pageVariables(req.query) }),
+    respond: (data, req) => ({ status: 200, body: { tokens: data.oauthTokens.edges.map((e) => serializeOAuthToken(e.node)), ...pageFields(req, data.oauthTokens) } }),
   }),
-  defineRoute({
-    method: 'GET',
-    paths: ['/oauth/tokens/current'],
+  getRoute({
+    path: `${PATH}/current`,
     document: RestShowCurrentOAuthTokenDocument,
     schema: {
       operationId: 'showCurrentOAuthToken', summary: 'Show the current token', tags: TAGS,
       description: 'The token presented in Authorization: Bearer (Basic credentials: 400). Anyone; a token may always show itself.',
-      response: { 200: answer(OneToken, 'The token'), ...errorResponses() },
     },
-    variables: () => ({}),
-    respond: (data) => ({ status: 200, body: { token: serializeOAuthToken(data.currentOAuthToken) } }),
+    answer: ONE_TOKEN,
+    body: (data) => oneToken(data.currentOAuthToken),
   }),
-  defineRoute({
-    method: 'GET',
-    paths: ['/oauth/tokens/:id'],
+  showRoute({
+    path: `${PATH}/:id`,
     document: RestShowOAuthTokenDocument,
-    schema: {
-      operationId: 'showOAuthToken', summary: 'Show an OAuth token', tags: TAGS,
-      description: 'Admins: any token of the account; others: their own.',
-      params: IdParams,
-      response: { 200: answer(OneToken, 'The token'), ...errorResponses({ id: true }) },
-    },
-    variables: (req) => ({ id: req.params.id }),
-    respond: (data) => {
-      if (!data.oauthToken) throw new NotFoundError();
-      return { status: 200, body: { token: serializeOAuthToken(data.oauthToken) } };
-    },
+    schema: { operationId: 'showOAuthToken', summary: 'Show an OAuth token', tags: TAGS, description: 'Admins: any token of the account; others: their own.' },
+    answer: ONE_TOKEN,
+    body: (data) => data.oauthToken && oneToken(data.oauthToken),
   }),
-  defineRoute({
-    method: 'POST',
-    paths: ['/oauth/tokens'],
+  createRoute({
+    path: PATH,
     document: RestCreateOAuthTokenDocument,
     schema: {
       operationId: 'createOAuthToken', summary: 'Create an OAuth token', tags: TAGS,
       description: 'A token of the calling admin for one of the account\'s clients; the full token is returned this once. Admins.',
       querystring: Type.Object({ client_id: QueryString({ description: 'The client, when the body names none' }) }),
       body: wrappedBody('token', TOKEN_FIELDS),
-      response: {
-        201: answer(OneToken, 'The token, in full', { ...HEADERS.location, ...HEADERS.noStore }),
-        ...errorResponses({ body: 'fields' }),
-      },
     },
+    answer: { schema: OneToken, description: 'The token, in full' },
+    secret: true,
     variables: (req) => {
       const body = unwrap(req.body, 'token');
       // The body's client_id wins; the query parameter is the fallback (seed §4.2). The domain judges either.
       const clientId = body.client_id ?? req.query.client_id;
       return { input: { clientId: clientId == null ? null : idText(clientId), scopes: body.scopes ?? null } };
     },
-    respond: (data, req) => ({
-      status: 201,
-      body: { token: serializeOAuthToken(data.createOAuthToken) },
-      headers: { location: `${req.baseUrl}/api/v2/oauth/tokens/${data.createOAuthToken.id}.json`, ...SHOWS_SECRET },
-    }),
+    created: (data) => data.createOAuthToken,
+    body: (data) => oneToken(data.createOAuthToken),
   }),
   defineRoute({
     method: 'DELETE',
-    paths: ['/oauth/tokens/current'],
+    paths: [`${PATH}/current`],
     document: RestRevokeCurrentOAuthTokenDocument,
     schema: {
       operationId: 'revokeCurrentOAuthToken', summary: 'Revoke the current token', tags: TAGS,
@@ -225,18 +157,10 @@ export const oauthTokenRoutes: AnyRestRoute[] = [
     variables: () => ({}),
     respond: () => ({ status: 204 }),
   }),
-  defineRoute({
-    method: 'DELETE',
-    paths: ['/oauth/tokens/:id'],
+  deleteRoute({
+    path: `${PATH}/:id`,
     document: RestRevokeOAuthTokenDocument,
-    schema: {
-      operationId: 'revokeOAuthToken', summary: 'Revoke an OAuth token', tags: TAGS,
-      description: 'Admins: any token of the account; others: their own.',
-      params: IdParams,
-      body: IgnoredBody,
-      response: { 204: NoContent('Revoked'), ...errorResponses({ id: true, body: 'ignored' }) },
-    },
-    variables: (req) => ({ id: req.params.id }),
-    respond: () => ({ status: 204 }),
+    schema: { operationId: 'revokeOAuthToken', summary: 'Revoke an OAuth token', tags: TAGS, description: 'Admins: any token of the account; others: their own.' },
+    done: 'Revoked',
   }),
 ];

@@ -7,28 +7,10 @@ import {
   RestUpdatePhoneNumberDocument,
   type RestPhoneNumberFragment,
 } from '../generated/graphql';
-import { NotFoundError } from '../domain/errors';
-import { defineRoute, type AnyRestRoute } from './adapter';
+import type { AnyRestRoute } from './adapter';
 import { isoSeconds } from './body';
-import { offsetListPage, offsetListVariables } from './query';
-import {
-  answer,
-  BodyField,
-  errorResponses,
-  HEADERS,
-  IdParams,
-  IgnoredBody,
-  mustBe,
-  NoContent,
-  Nullable,
-  NullableTimestamp,
-  OffsetPageQuery,
-  offsetListFields,
-  Timestamp,
-  unwrap,
-  wrappedBody,
-  type Fields,
-} from './schemas';
+import { createRoute, deleteRoute, offsetListRoute, showRoute, updateRoute } from './record-routes';
+import { BodyField, Keyed, mustBe, Nullable, NullableTimestamp, Timestamp, unwrap, wrappedBody, type Fields } from './schemas';
 
 const Capabilities = Type.Object(
   { voice: Type.Boolean(), sms: Type.Boolean(), mms: Type.Boolean() },
@@ -58,7 +40,7 @@ export const PhoneNumberJson = Type.Object(
     }],
   },
 );
-const OnePhoneNumber = Type.Object({ phone_number: PhoneNumberJson }, { additionalProperties: false });
+const OnePhoneNumber = Keyed('phone_number', PhoneNumberJson);
 
 /** Zendesk's voice phone number JSON (API.md "Voice phone numbers"). */
 export function serializePhoneNumber(p: RestPhoneNumberFragment) {
@@ -105,96 +87,61 @@ function updateInput({ nickname, callback_enabled: callbackEnabled, capabilities
 const BASE = '/channels/voice/phone_numbers';
 const TAGS = ['Voice phone numbers'];
 
-const LIST_SCHEMA = {
-  operationId: 'listPhoneNumbers', summary: 'List voice phone numbers', tags: TAGS,
-  description: "The account's numbers, id ascending, in offset pages (page, per_page). Agents and admins.",
-  querystring: OffsetPageQuery,
-  response: {
-    200: answer(
-      Type.Object({
-        phone_numbers: Type.Array(PhoneNumberJson),
-        ...offsetListFields('phone numbers'),
-      }, { additionalProperties: false }),
-      'A page of phone numbers',
-    ),
-    ...errorResponses(),
-  },
-};
+
+const ONE_NUMBER = (description: string) => ({ schema: OnePhoneNumber, description });
+const oneNumber = (p: RestPhoneNumberFragment) => ({ phone_number: serializePhoneNumber(p) });
 
 export const phoneNumberRoutes: AnyRestRoute[] = [
-  defineRoute({
-    method: 'GET',
-    paths: [BASE],
+  offsetListRoute({
+    path: BASE,
     document: RestListPhoneNumbersDocument,
-    schema: LIST_SCHEMA,
-    variables: (req) => offsetListVariables(req.query),
-    respond: (data, req) => ({
-      status: 200,
-      body: { phone_numbers: data.phoneNumbers.map(serializePhoneNumber), ...offsetListPage(req.query, data.phoneNumberCount, req.baseUrl, req.url) },
-    }),
+    schema: { operationId: 'listPhoneNumbers', summary: 'List voice phone numbers', tags: TAGS, description: "The account's numbers, id ascending, in offset pages (page, per_page). Agents and admins." },
+    key: 'phone_numbers',
+    what: 'phone numbers',
+    record: PhoneNumberJson,
+    records: (data) => data.phoneNumbers.map(serializePhoneNumber),
+    count: (data) => data.phoneNumberCount,
   }),
-  defineRoute({
-    method: 'GET',
-    paths: [`${BASE}/:id`],
+  showRoute({
+    path: `${BASE}/:id`,
     document: RestShowPhoneNumberDocument,
-    schema: {
-      operationId: 'showPhoneNumber', summary: 'Show a voice phone number', tags: TAGS,
-      description: 'Agents and admins.',
-      params: IdParams,
-      response: { 200: answer(OnePhoneNumber, 'The phone number'), ...errorResponses({ id: true }) },
-    },
-    variables: (req) => ({ id: req.params.id }),
-    respond: (data) => {
-      if (!data.phoneNumber) throw new NotFoundError();
-      return { status: 200, body: { phone_number: serializePhoneNumber(data.phoneNumber) } };
-    },
+    schema: { operationId: 'showPhoneNumber', summary: 'Show a voice phone number', tags: TAGS, description: 'Agents and admins.' },
+    answer: ONE_NUMBER('The phone number'),
+    body: (data) => data.phoneNumber && oneNumber(data.phoneNumber),
   }),
-  defineRoute({
-    method: 'POST',
-    paths: [BASE],
+  createRoute({
+    path: BASE,
     document: RestCreatePhoneNumberDocument,
     schema: {
-      operationId: 'createPhoneNumber', summary: 'Create a voice phone number', tags: TAGS,
+      operationId: 'createPhoneNumber', summary: 'Create a voice phone number', tags: TAGS, body: wrappedBody('phone_number', CREATE_FIELDS),
       description: 'Creating a deleted number again brings it back, with its id and the new attributes. Admins.',
-      body: wrappedBody('phone_number', CREATE_FIELDS),
-      response: { 201: answer(OnePhoneNumber, 'The phone number', HEADERS.location), ...errorResponses({ body: 'fields' }) },
     },
+    answer: ONE_NUMBER('The phone number'),
     variables: (req) => {
       const fields = unwrap(req.body, 'phone_number');
       return { input: { number: fields.number, ...updateInput(fields) } };
     },
-    respond: (data, req) => ({
-      status: 201,
-      body: { phone_number: serializePhoneNumber(data.createPhoneNumber) },
-      headers: { location: `${req.baseUrl}/api/v2${BASE}/${data.createPhoneNumber.id}.json` },
-    }),
+    created: (data) => data.createPhoneNumber,
+    body: (data) => oneNumber(data.createPhoneNumber),
   }),
-  defineRoute({
-    method: 'PUT',
-    paths: [`${BASE}/:id`],
+  updateRoute({
+    path: `${BASE}/:id`,
     document: RestUpdatePhoneNumberDocument,
     schema: {
-      operationId: 'updatePhoneNumber', summary: 'Update a voice phone number', tags: TAGS,
+      operationId: 'updatePhoneNumber', summary: 'Update a voice phone number', tags: TAGS, body: wrappedBody('phone_number', UPDATE_FIELDS),
       description: 'Partial: omitted fields keep their value; a field that is present must be valid. `number` is read-only (ignored). Admins.',
-      params: IdParams,
-      body: wrappedBody('phone_number', UPDATE_FIELDS),
-      response: { 200: answer(OnePhoneNumber, 'The phone number, updated_at set'), ...errorResponses({ id: true, body: 'fields' }) },
     },
+    answer: ONE_NUMBER('The phone number, updated_at set'),
     variables: (req) => ({ id: req.params.id, input: updateInput(unwrap(req.body, 'phone_number')) }),
-    respond: (data) => ({ status: 200, body: { phone_number: serializePhoneNumber(data.updatePhoneNumber) } }),
+    body: (data) => oneNumber(data.updatePhoneNumber),
   }),
-  defineRoute({
-    method: 'DELETE',
-    paths: [`${BASE}/:id`],
+  deleteRoute({
+    path: `${BASE}/:id`,
     document: RestDeletePhoneNumberDocument,
     schema: {
       operationId: 'deletePhoneNumber', summary: 'Delete a voice phone number', tags: TAGS,
       description: 'Soft delete: the number disappears, and its queued and calling callback requests are cancelled. Admins.',
-      params: IdParams,
-      body: IgnoredBody,
-      response: { 204: NoContent('Deleted'), ...errorResponses({ id: true, body: 'ignored' }) },
     },
-    variables: (req) => ({ id: req.params.id }),
-    respond: () => ({ status: 204 }),
+    done: 'Deleted',
   }),
 ];

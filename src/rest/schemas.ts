@@ -8,7 +8,12 @@
  * docs/openapi.json). Types and shapes only: blank values, lengths, scope words,
  * redirect URIs, phone numbers … stay in the domain, which answers 422 as before.
  *
- * Adding a schema to a route (see oauth-clients.routes.ts for every kind):
+ * A record's show, create, update, delete and offset-list routes, and GETs without
+ * arguments, come from src/rest/record-routes.ts, which builds their schemas from a few
+ * words and the record's JSON schema; a paged list takes its parameters (PageQuery) and
+ * answer fields (PageFields) from here and its values from src/rest/pagination.ts.
+ *
+ * Adding a schema to any other route (see oauth-clients.routes.ts for every kind):
  *   schema: {
  *     operationId: 'listGroups', summary: 'List groups', tags: ['Groups'],
  *     params: IdParams,                                   // routes with :id (a bad id → 404)
@@ -170,6 +175,11 @@ export const PageFields = {
 };
 
 // ---------------------------------------------------------------- answers
+
+/** One record under its key, as Zendesk answers it: {"user": {…}}. */
+export function Keyed<K extends string, T extends TSchema>(key: K, record: T) {
+  return Type.Object({ [key]: record } as Record<K, T>, { additionalProperties: false });
+}
 
 /** An answer without a body (204, or 201 of a callback request). */
 export function NoContent(description: string, headers?: Record<string, TSchema>) {

@@ -10,18 +10,18 @@ import {
   type RestUserFragment,
   type UserRole,
 } from '../generated/graphql';
-import { NotFoundError } from '../domain/errors';
-import { defineRoute, type AnyRestRoute, type RestRequest } from './adapter';
+import { defineRoute, type AnyRestRoute } from './adapter';
 import { isoSeconds } from './body';
-import { cursorPageFields, offsetPageFields } from './query';
+import { pageFields, pageVariables } from './pagination';
+import { createRoute, getRoute, showRoute, updateRoute } from './record-routes';
 import {
   answer,
   BodyField,
   errorResponses,
   ERRORS,
-  HEADERS,
   IdParams,
   IgnoredBody,
+  Keyed,
   INVALID,
   mustBe,
   NullableTimestamp,
@@ -58,7 +58,7 @@ export const UserJson = Type.Object(
   },
   { additionalProperties: false, title: 'User', examples: [USER_EXAMPLE] },
 );
-const OneUser = Type.Object({ user: UserJson }, { additionalProperties: false });
+const OneUser = Keyed('user', UserJson);
 
 /** Zendesk's user JSON (API.md "Users"). */
 export function serializeUser(u: RestUserFragment) {
@@ -125,18 +125,6 @@ const LIST_SCHEMA = {
   },
 };
 
-function listVariables(req: RestRequest<typeof LIST_SCHEMA>) {
-  const q = req.query;
-  const common = { role: q.role ? ROLE[q.role] : undefined };
-  if (q['page[size]'] !== undefined || q['page[after]'] !== undefined || q['page[before]'] !== undefined) {
-    const size = q['page[size]'];
-    const after = q['page[after]'] || undefined;
-    const before = q['page[before]'] || undefined;
-    return before ? { ...common, last: size, before, withCount: false } : { ...common, first: size, after, withCount: false };
-  }
-  return { ...common, page: q.page ?? 1, perPage: q.per_page ?? 100, withCount: true };
-}
-
 const setPassword = (method: 'PUT' | 'POST') =>
   defineRoute({
     method,
@@ -158,90 +146,55 @@ const setPassword = (method: 'PUT' | 'POST') =>
     respond: () => ({ status: 200, body: {} }),
   });
 
+const PATH = '/users';
+const oneUser = (u: RestUserFragment) => ({ user: serializeUser(u) });
+
 export const userRoutes: AnyRestRoute[] = [
   defineRoute({
     method: 'GET',
-    paths: ['/users'],
+    paths: [PATH],
     document: RestListUsersDocument,
     schema: LIST_SCHEMA,
-    variables: listVariables,
-    respond: (data, req) => {
-      const { edges, pageInfo, totalCount } = data.users;
-      const users = edges.map((e) => serializeUser(e.node));
-      const vars = listVariables(req);
-      if (!vars.withCount) return { status: 200, body: { users, ...cursorPageFields(pageInfo, 'before' in vars, req.baseUrl, req.url) } };
-      const page = (vars as { page: number }).page;
-      return {
-        status: 200,
-        body: {
-          users,
-          ...offsetPageFields({ page, ...pageInfo }, totalCount ?? 0, req.baseUrl, req.url),
-        },
-      };
-    },
+    variables: (req) => ({ role: req.query.role ? ROLE[req.query.role] : undefined, ...pageVariables(req.query) }),
+    respond: (data, req) => ({ status: 200, body: { users: data.users.edges.map((e) => serializeUser(e.node)), ...pageFields(req, data.users) } }),
   }),
-  defineRoute({
-    method: 'GET',
-    paths: ['/users/me'],
+  getRoute({
+    path: `${PATH}/me`,
     document: RestShowMeDocument,
-    schema: {
-      operationId: 'showMe', summary: 'Show the current user', tags: TAGS,
-      description: 'The user the credentials (Basic or a bearer token) act as. Anyone.',
-      response: { 200: answer(OneUser, 'The current user'), ...errorResponses() },
-    },
-    variables: () => ({}),
-    respond: (data) => ({ status: 200, body: { user: serializeUser(data.me) } }),
+    schema: { operationId: 'showMe', summary: 'Show the current user', tags: TAGS, description: 'The user the credentials (Basic or a bearer token) act as. Anyone.' },
+    answer: { schema: OneUser, description: 'The current user' },
+    body: (data) => oneUser(data.me),
   }),
-  defineRoute({
-    method: 'GET',
-    paths: ['/users/:id'],
+  showRoute({
+    path: `${PATH}/:id`,
     document: RestShowUserDocument,
-    schema: {
-      operationId: 'showUser', summary: 'Show a user', tags: TAGS,
-      description: 'Admins: any user of the account; others: themselves.',
-      params: IdParams,
-      response: { 200: answer(OneUser, 'The user'), ...errorResponses({ id: true }) },
-    },
-    variables: (req) => ({ id: req.params.id }),
-    respond: (data) => {
-      if (!data.user) throw new NotFoundError();
-      return { status: 200, body: { user: serializeUser(data.user) } };
-    },
+    schema: { operationId: 'showUser', summary: 'Show a user', tags: TAGS, description: 'Admins: any user of the account; others: themselves.' },
+    answer: { schema: OneUser, description: 'The user' },
+    body: (data) => data.user && oneUser(data.user),
   }),
-  defineRoute({
-    method: 'POST',
-    paths: ['/users'],
+  createRoute({
+    path: PATH,
     document: RestCreateUserDocument,
-    schema: {
-      operationId: 'createUser', summary: 'Create a user', tags: TAGS,
-      description: 'A user of the account (end_user by default). Admins.',
-      body: wrappedBody('user', CREATE_FIELDS),
-      response: { 201: answer(OneUser, 'The user', HEADERS.location), ...errorResponses({ body: 'fields' }) },
-    },
+    schema: { operationId: 'createUser', summary: 'Create a user', tags: TAGS, description: 'A user of the account (end_user by default). Admins.', body: wrappedBody('user', CREATE_FIELDS) },
+    answer: { schema: OneUser, description: 'The user' },
     variables: (req) => ({ input: createInput(unwrap(req.body, 'user')) }),
-    respond: (data, req) => ({
-      status: 201,
-      body: { user: serializeUser(data.createUser) },
-      headers: { location: `${req.baseUrl}/api/v2/users/${data.createUser.id}.json` },
-    }),
+    created: (data) => data.createUser,
+    body: (data) => oneUser(data.createUser),
   }),
-  defineRoute({
-    method: 'PUT',
-    paths: ['/users/:id'],
+  updateRoute({
+    path: `${PATH}/:id`,
     document: RestUpdateUserDocument,
     schema: {
-      operationId: 'updateUser', summary: 'Update a user', tags: TAGS,
+      operationId: 'updateUser', summary: 'Update a user', tags: TAGS, body: wrappedBody('user', UPDATE_FIELDS),
       description: 'Partial: omitted fields keep their value. A role change or a deactivation takes effect at once; the last active admin can be neither demoted nor deactivated. Admins.',
-      params: IdParams,
-      body: wrappedBody('user', UPDATE_FIELDS),
-      response: { 200: answer(OneUser, 'The user'), ...errorResponses({ id: true, body: 'fields' }) },
     },
+    answer: { schema: OneUser, description: 'The user' },
     variables: (req) => ({ id: req.params.id, input: updateInput(unwrap(req.body, 'user')) }),
-    respond: (data) => ({ status: 200, body: { user: serializeUser(data.updateUser) } }),
+    body: (data) => oneUser(data.updateUser),
   }),
   defineRoute({
     method: 'DELETE',
-    paths: ['/users/:id'],
+    paths: [`${PATH}/:id`],
     document: RestDeleteUserDocument,
     schema: {
       operationId: 'deleteUser', summary: 'Delete (deactivate) a user', tags: TAGS,
@@ -252,7 +205,7 @@ export const userRoutes: AnyRestRoute[] = [
       response: { 200: answer(OneUser, 'The user, deactivated'), ...errorResponses({ id: true, body: 'ignored', extra: { 422: ERRORS[422] } }) },
     },
     variables: (req) => ({ id: req.params.id }),
-    respond: (data) => ({ status: 200, body: { user: serializeUser(data.deleteUser) } }),
+    respond: (data) => ({ status: 200, body: oneUser(data.deleteUser) }),
   }),
   setPassword('PUT'),
   // Zendesk's admin "set password" is a POST

@@ -1,7 +1,7 @@
 import { BadRequestError } from '../errors';
 import { parseId } from '../ids';
 import { accountScope } from '../authorization';
-import type { KeysetPage, PageResult } from '../pagination';
+import type { PageSource } from '../pagination';
 import type { Viewer } from '../auth/viewer';
 import type { AuditAction, AuditLogFilter, AuditLogOrder, AuditLogRecord, AuditLogRepository, AuditSourceType } from './audit-log.repository';
 
@@ -53,11 +53,11 @@ export class AuditLogService {
     return id === null ? null : this.logs.find(accountScope(viewer), id);
   }
 
-  list(viewer: Viewer, filter: AuditLogFilterInput | null | undefined, order: AuditLogOrder, page: KeysetPage & { backward: boolean }): Promise<PageResult<AuditLogRecord>> {
-    return this.logs.listKeyset(accountScope(viewer), checkFilter(filter), order, page);
-  }
-
-  count(viewer: Viewer, filter: AuditLogFilterInput | null | undefined): Promise<number> {
-    return this.logs.count(accountScope(viewer), checkFilter(filter));
+  /** The records matching the filter, in `order`, for readPage() (cursor pages only). */
+  pages(viewer: Viewer, filter: AuditLogFilterInput | null | undefined, order: AuditLogOrder): PageSource<AuditLogRecord> {
+    return {
+      keyset: (page) => this.logs.listKeyset(accountScope(viewer), checkFilter(filter), order, page),
+      count: () => this.logs.count(accountScope(viewer), checkFilter(filter)),
+    };
   }
 }

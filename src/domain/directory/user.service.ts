@@ -6,7 +6,7 @@ import { hashPassword } from '../auth/passwords';
 import type { Role, Viewer } from '../auth/viewer';
 import { NotFoundError, Validator } from '../errors';
 import { parseId } from '../ids';
-import { checkOffsetPage, type KeysetPage, type OffsetPage, type PageResult } from '../pagination';
+import { checkOffsetPage, fromTheEnd, type PageSource } from '../pagination';
 import { OAuthTokenRepository } from '../oauth-tokens/oauth-token.repository';
 import { OAuthGrantRepository } from '../oauth-server/oauth-grant.repository';
 import { auditActorOf, booleanField, changedFields, scopeOf, textField, type Acting } from './acting';
@@ -72,17 +72,17 @@ export class UserService {
     return this.users.find(scope, id);
   }
 
-  listKeyset(viewer: Viewer, role: Role | undefined, page: KeysetPage): Promise<PageResult<UserRecord>> {
-    return this.users.listKeyset(usersVisibleTo(viewer), role, page);
-  }
-
-  listOffset(viewer: Viewer, role: Role | undefined, page: OffsetPage): Promise<UserRecord[]> {
-    checkOffsetPage(page);
-    return this.users.listOffset(usersVisibleTo(viewer), role, page);
-  }
-
-  count(viewer: Viewer, role: Role | undefined): Promise<number> {
-    return this.users.count(usersVisibleTo(viewer), role);
+  /** The users the viewer may list (of one role), id ascending, for readPage(). */
+  pages(viewer: Viewer, role: Role | undefined): PageSource<UserRecord> {
+    const scope = usersVisibleTo(viewer);
+    return {
+      keyset: (page) => this.users.listKeyset(scope, role, fromTheEnd(page)),
+      offset: (page) => {
+        checkOffsetPage(page);
+        return this.users.listOffset(scope, role, page);
+      },
+      count: () => this.users.count(scope, role),
+    };
   }
 
   /** Every user of an account, id ascending (the CLI). */

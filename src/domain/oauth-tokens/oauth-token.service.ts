@@ -1,7 +1,7 @@
 import { BadRequestError, NotFoundError, ValidationError, Validator } from '../errors';
 import { hmacHex, randomUrlSafe } from '../crypto';
 import { parseId } from '../ids';
-import { checkOffsetPage, type KeysetPage, type OffsetPage, type PageResult } from '../pagination';
+import { checkOffsetPage, fromTheEnd, type PageSource } from '../pagination';
 import { tokensListedFor, tokensVisibleTo } from '../authorization';
 import type { Viewer } from '../auth/viewer';
 import { actorOf, describedFor } from '../audit/audit-log.repository';
@@ -92,18 +92,18 @@ export class OAuthTokenService {
 
   // Lists show the viewer's own tokens, or with `all` every token the viewer may see (tokensListedFor).
 
-  /** Keyset page, id ascending: cost does not grow with depth. */
-  listKeyset(viewer: Viewer, filter: TokenListFilter, page: KeysetPage): Promise<PageResult<OAuthTokenRecord>> {
-    return this.tokens.listKeyset(tokensListedFor(viewer, filter.all), clientFilter(filter.clientId), page);
-  }
-
-  listOffset(viewer: Viewer, filter: TokenListFilter, page: OffsetPage): Promise<OAuthTokenRecord[]> {
-    checkOffsetPage(page);
-    return this.tokens.listOffset(tokensListedFor(viewer, filter.all), clientFilter(filter.clientId), page);
-  }
-
-  count(viewer: Viewer, filter: TokenListFilter): Promise<number> {
-    return this.tokens.count(tokensListedFor(viewer, filter.all), clientFilter(filter.clientId));
+  /** The tokens listed (id ascending) for readPage(); keyset pages cost the same at any depth. */
+  pages(viewer: Viewer, filter: TokenListFilter): PageSource<OAuthTokenRecord> {
+    const scope = tokensListedFor(viewer, filter.all);
+    const clientId = clientFilter(filter.clientId);
+    return {
+      keyset: (page) => this.tokens.listKeyset(scope, clientId, fromTheEnd(page)),
+      offset: (page) => {
+        checkOffsetPage(page);
+        return this.tokens.listOffset(scope, clientId, page);
+      },
+      count: () => this.tokens.count(scope, clientId),
+    };
   }
 
   /** Up to `limit` tokens of each client that the viewer may see, for DataLoader batching of OAuthClient.tokens. */

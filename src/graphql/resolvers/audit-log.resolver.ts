@@ -1,7 +1,7 @@
-import { Arg, Args, Ctx, FieldResolver, ID, Int, Query, Resolver, Root } from 'type-graphql';
-import { pageRequest } from '../../domain/pagination';
+import { Arg, Args, Ctx, ID, Query, Resolver } from 'type-graphql';
+import { pageRequest, readPage } from '../../domain/pagination';
 import { Allow } from '../auth-checker';
-import { pageOf } from '../connection';
+import { connectionOf } from '../connection';
 import type { GraphQLContext } from '../context';
 import { AuditLog, AuditLogConnection, AuditLogSort, AuditLogsArgs } from '../types/audit-log.types';
 
@@ -11,18 +11,9 @@ export class AuditLogResolver {
   @Allow('auditLogs.read')
   @Query(() => AuditLogConnection, { description: 'Changes in the account (admins), newest first unless sorted otherwise; cursor pages (first/after, last/before)' })
   async auditLogs(@Args() args: AuditLogsArgs, @Ctx() { viewer, services, baseUrl }: GraphQLContext): Promise<AuditLogConnection> {
-    // keyset only: the arguments have no page/perPage
-    const request = pageRequest(args);
-    if (request.mode !== 'keyset') throw new Error('unreachable: auditLogs has no offset arguments');
-    const decode = (cursor: string | undefined) => (cursor === undefined ? undefined : services.cursors.decode(cursor));
-    const order = args.sort === AuditLogSort.CREATED_AT_ASC ? 'asc' : 'desc';
-    const page = await services.auditLogs.list(viewer!, args.filter, order, {
-      size: request.size, after: decode(request.after), before: decode(request.before), backward: request.backward,
-    });
-    return Object.assign(new AuditLogConnection(), {
-      ...pageOf(services.cursors, page.items, (r) => AuditLog.from(r, baseUrl), page),
-      count: () => services.auditLogs.count(viewer!, args.filter),
-    });
+    const pages = services.auditLogs.pages(viewer!, args.filter, args.sort === AuditLogSort.CREATED_AT_ASC ? 'asc' : 'desc');
+    const page = await readPage(services.cursors, pageRequest(args), pages);
+    return connectionOf(AuditLogConnection, services.cursors, page, (r) => AuditLog.from(r, baseUrl));
   }
 
   @Allow('auditLogs.read')
@@ -30,13 +21,5 @@ export class AuditLogResolver {
   async auditLog(@Arg('id', () => ID) id: string, @Ctx() { viewer, services, baseUrl }: GraphQLContext): Promise<AuditLog | null> {
     const found = await services.auditLogs.find(viewer!, id);
     return found && AuditLog.from(found, baseUrl);
-  }
-}
-
-@Resolver(() => AuditLogConnection)
-export class AuditLogConnectionResolver {
-  @FieldResolver(() => Int, { description: 'Records matching the filter, all pages' })
-  totalCount(@Root() connection: AuditLogConnection): Promise<number> {
-    return connection.count();
   }
 }

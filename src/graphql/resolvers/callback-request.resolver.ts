@@ -1,6 +1,6 @@
 import { Arg, Args, Ctx, Mutation, Query, Resolver } from 'type-graphql';
 import { Allow } from '../auth-checker';
-import { pageOf } from '../connection';
+import { connectionOf } from '../connection';
 import { pageRequest, pageSize } from '../../domain/pagination';
 import type { GraphQLContext } from '../context';
 import {
@@ -27,10 +27,8 @@ export class CallbackRequestResolver {
   async callbackRequests(@Args(() => CallbackRequestsArgs) args: CallbackRequestsArgs, @Ctx() { viewer, services }: GraphQLContext): Promise<CallbackRequestConnection> {
     const size = pageSize(pageRequest(args, 50));
     const after = args.after ? services.cursors.decode(args.after) : undefined;
-    const page = await services.callbackRequests.list(viewer!, { phoneNumberId: args.phoneNumberId, status: args.status, size, after });
-    return {
-      ...pageOf(services.cursors, page.records, (r) => CallbackRequest.from(r), { hasNextPage: page.hasNextPage, hasPreviousPage: Boolean(args.after) }),
-      totalCount: page.totalCount,
-    };
+    const { records, hasNextPage, totalCount } = await services.callbackRequests.list(viewer!, { phoneNumberId: args.phoneNumberId, status: args.status, size, after });
+    const page = { items: records, hasNextPage, hasPreviousPage: Boolean(args.after), count: async () => totalCount };
+    return connectionOf(CallbackRequestConnection, services.cursors, page, (r) => CallbackRequest.from(r));
   }
 }

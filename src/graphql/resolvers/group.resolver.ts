@@ -1,26 +1,17 @@
-import { Arg, Ctx, ID, Int, Mutation, Query, Resolver } from 'type-graphql';
-import { pageRequest } from '../../domain/pagination';
+import { Arg, Args, Ctx, ID, Int, Mutation, Query, Resolver } from 'type-graphql';
+import { offsetPage } from '../../domain/pagination';
 import { Allow } from '../auth-checker';
+import { OffsetPageArgs } from '../connection';
 import type { GraphQLContext } from '../context';
 import { Group, GroupInput } from '../types/directory.types';
-
-/** Offset page of a list: page from 1, perPage 1..100 (clamped). */
-export function offsetPage(page: number | null, perPage: number | null): { page: number; perPage: number } {
-  const request = pageRequest({ page: page ?? 1, perPage: perPage ?? 100 });
-  return request.mode === 'offset' ? request : { page: 1, perPage: 100 };
-}
 
 /** Groups (API.md "Groups"): agents and admins read, admins write. */
 @Resolver(() => Group)
 export class GroupResolver {
   @Allow('directory.read')
   @Query(() => [Group], { description: 'Groups of the account (agents and admins), id ascending, one page (perPage 1..100)' })
-  async groups(
-    @Arg('page', () => Int, { nullable: true, defaultValue: 1 }) page: number | null,
-    @Arg('perPage', () => Int, { nullable: true, defaultValue: 100 }) perPage: number | null,
-    @Ctx() { viewer, services, baseUrl }: GraphQLContext,
-  ): Promise<Group[]> {
-    return (await services.groups.list(viewer!, offsetPage(page, perPage))).map((r) => Group.from(r, baseUrl));
+  async groups(@Args() args: OffsetPageArgs, @Ctx() { viewer, services, baseUrl }: GraphQLContext): Promise<Group[]> {
+    return (await services.groups.list(viewer!, offsetPage(args))).map((r) => Group.from(r, baseUrl));
   }
 
   @Allow('directory.read')

@@ -1,14 +1,12 @@
-import { Arg, Args, Ctx, FieldResolver, ID, Int, Mutation, Query, Resolver, Root } from 'type-graphql';
-import { pageRequest } from '../../domain/pagination';
+import { Arg, Args, Ctx, FieldResolver, ID, Mutation, Query, Resolver, Root } from 'type-graphql';
+import { pageRequest, readPage } from '../../domain/pagination';
 import { parseId } from '../../domain/ids';
 import { Allow } from '../auth-checker';
-import { pageOf } from '../connection';
+import { connectionOf } from '../connection';
 import type { GraphQLContext } from '../context';
 import { User } from '../types/directory.types';
 import { OAuthClient } from '../types/oauth-client.types';
 import { CreateOAuthTokenInput, OAuthToken, OAuthTokenConnection, OAuthTokensArgs } from '../types/oauth-token.types';
-
-const MAX_ID = 9223372036854775807n;
 
 @Resolver(() => OAuthToken)
 export class OAuthTokenResolver {
@@ -17,23 +15,9 @@ export class OAuthTokenResolver {
     description: "Admins: their own tokens, or with all: true every token of the account; cursor (first/after, last/before) or offset (page/perPage)",
   })
   async oauthTokens(@Args() args: OAuthTokensArgs, @Ctx() { viewer, services, baseUrl }: GraphQLContext): Promise<OAuthTokenConnection> {
-    const tokens = services.oauthTokens;
-    const filter = { all: args.all ?? false, clientId: args.clientId };
-    const count = () => tokens.count(viewer!, filter);
-    const connection = (items: Awaited<ReturnType<typeof tokens.listOffset>>, hasNextPage: boolean, hasPreviousPage: boolean) => {
-      const page = pageOf(services.cursors, items, (r) => OAuthToken.from(r, baseUrl), { hasNextPage, hasPreviousPage });
-      return Object.assign(new OAuthTokenConnection(), { ...page, count });
-    };
-    const request = pageRequest(args);
-    if (request.mode === 'offset') {
-      const [items, total] = await Promise.all([tokens.listOffset(viewer!, filter, request), count()]);
-      return Object.assign(connection(items, request.page * request.perPage < total, request.page > 1), { count: async () => total });
-    }
-    const after = request.after === undefined ? undefined : services.cursors.decode(request.after);
-    // backward without `before`: the last N from the end
-    const before = request.before !== undefined ? services.cursors.decode(request.before) : request.backward ? MAX_ID : undefined;
-    const page = await tokens.listKeyset(viewer!, filter, { size: request.size, after, before });
-    return connection(page.items, page.hasNextPage && !(request.backward && request.before === undefined), page.hasPreviousPage);
+    const pages = services.oauthTokens.pages(viewer!, { all: args.all ?? false, clientId: args.clientId });
+    const page = await readPage(services.cursors, pageRequest(args), pages);
+    return connectionOf(OAuthTokenConnection, services.cursors, page, (r) => OAuthToken.from(r, baseUrl));
   }
 
   @Allow('oauthTokens.read')
@@ -83,14 +67,6 @@ export class OAuthTokenResolver {
   @FieldResolver(() => User, { nullable: true })
   user(@Root() token: OAuthToken, @Ctx() { loaders }: GraphQLContext): Promise<User | null> {
     return loaders!.userById.load(BigInt(token.userId));
-  }
-}
-
-@Resolver(() => OAuthTokenConnection)
-export class OAuthTokenConnectionResolver {
-  @FieldResolver(() => Int)
-  totalCount(@Root() connection: OAuthTokenConnection): Promise<number> {
-    return connection.count();
   }
 }
 

@@ -1,20 +1,17 @@
-import { Arg, Ctx, ID, Int, Mutation, Query, Resolver } from 'type-graphql';
+import { Arg, Args, Ctx, ID, Int, Mutation, Query, Resolver } from 'type-graphql';
+import { offsetPage } from '../../domain/pagination';
 import { Allow } from '../auth-checker';
+import { OffsetPageArgs } from '../connection';
 import type { GraphQLContext } from '../context';
 import { PhoneNumber, PhoneNumberInput, UpdatePhoneNumberInput } from '../types/directory.types';
-import { offsetPage } from './group.resolver';
 
 /** Voice phone numbers (API.md "Voice phone numbers"): agents and admins read, admins write. */
 @Resolver(() => PhoneNumber)
 export class PhoneNumberResolver {
   @Allow('directory.read')
   @Query(() => [PhoneNumber], { description: 'Voice phone numbers of the account (agents and admins), id ascending, one page (perPage 1..100)' })
-  async phoneNumbers(
-    @Arg('page', () => Int, { nullable: true, defaultValue: 1 }) page: number | null,
-    @Arg('perPage', () => Int, { nullable: true, defaultValue: 100 }) perPage: number | null,
-    @Ctx() { viewer, services, baseUrl }: GraphQLContext,
-  ): Promise<PhoneNumber[]> {
-    return (await services.phoneNumbers.list(viewer!, offsetPage(page, perPage))).map((r) => PhoneNumber.from(r, baseUrl));
+  async phoneNumbers(@Args() args: OffsetPageArgs, @Ctx() { viewer, services, baseUrl }: GraphQLContext): Promise<PhoneNumber[]> {
+    return (await services.phoneNumbers.list(viewer!, offsetPage(args))).map((r) => PhoneNumber.from(r, baseUrl));
   }
 
   @Allow('directory.read')

@@ -1,13 +1,10 @@
-import { Arg, Args, Ctx, FieldResolver, ID, Int, Mutation, Query, Resolver, Root } from 'type-graphql';
-import { pageRequest } from '../../domain/pagination';
+import { Arg, Args, Ctx, ID, Mutation, Query, Resolver } from 'type-graphql';
+import { pageRequest, readPage } from '../../domain/pagination';
 import type { Role } from '../../domain/auth/viewer';
-import type { UserRecord } from '../../domain/directory/user.service';
 import { Allow } from '../auth-checker';
-import { pageOf } from '../connection';
+import { connectionOf } from '../connection';
 import type { GraphQLContext } from '../context';
 import { CreateUserInput, UpdateUserInput, User, UserConnection, UsersArgs } from '../types/directory.types';
-
-const MAX_ID = 9223372036854775807n;
 
 /** Users (API.md "Users"): admins list and manage the account's; anyone reads themselves and sets their own password. */
 @Resolver(() => User)
@@ -15,23 +12,8 @@ export class UserResolver {
   @Allow('users.list')
   @Query(() => UserConnection, { description: 'Users of the account (admins), id ascending: cursor (first/after, last/before) or offset (page/perPage)' })
   async users(@Args() args: UsersArgs, @Ctx() { viewer, services, baseUrl }: GraphQLContext): Promise<UserConnection> {
-    const users = services.users;
-    const role = (args.role ?? undefined) as Role | undefined;
-    const count = () => users.count(viewer!, role);
-    const connection = (items: UserRecord[], hasNextPage: boolean, hasPreviousPage: boolean) => {
-      const page = pageOf(services.cursors, items, (r) => User.from(r, baseUrl), { hasNextPage, hasPreviousPage });
-      return Object.assign(new UserConnection(), { ...page, count });
-    };
-    const request = pageRequest(args);
-    if (request.mode === 'offset') {
-      const [items, total] = await Promise.all([users.listOffset(viewer!, role, request), count()]);
-      return Object.assign(connection(items, request.page * request.perPage < total, request.page > 1), { count: async () => total });
-    }
-    const after = request.after === undefined ? undefined : services.cursors.decode(request.after);
-    // backward without `before`: the last N from the end
-    const before = request.before !== undefined ? services.cursors.decode(request.before) : request.backward ? MAX_ID : undefined;
-    const page = await users.listKeyset(viewer!, role, { size: request.size, after, before });
-    return connection(page.items, page.hasNextPage && !(request.backward && request.before === undefined), page.hasPreviousPage);
+    const page = await readPage(services.cursors, pageRequest(args), services.users.pages(viewer!, (args.role ?? undefined) as Role | undefined));
+    return connectionOf(UserConnection, services.cursors, page, (r) => User.from(r, baseUrl));
   }
 
   @Allow('users.read')
@@ -73,13 +55,5 @@ export class UserResolver {
   ): Promise<boolean> {
     await services.users.setPassword(viewer!, id, password ?? undefined, previousPassword ?? undefined);
     return true;
-  }
-}
-
-@Resolver(() => UserConnection)
-export class UserConnectionResolver {
-  @FieldResolver(() => Int)
-  totalCount(@Root() connection: UserConnection): Promise<number> {
-    return connection.count();
   }
 }

@@ -1,6 +1,6 @@
-import { ArgsType, Field, ID, InputType, Int, ObjectType, registerEnumType } from 'type-graphql';
+import { ArgsType, Field, ID, InputType, ObjectType, registerEnumType } from 'type-graphql';
 import type { AuditLogRecord } from '../../domain/audit/audit-log.service';
-import { PageInfo } from './oauth-token.types';
+import { Connection, CursorPageArgs } from '../connection';
 
 export enum AuditLogAction {
   CREATE = 'create',
@@ -79,19 +79,8 @@ export class AuditLog {
   }
 }
 
-@ObjectType({ simpleResolvers: true })
-export class AuditLogEdge {
-  @Field() cursor!: string;
-  @Field(() => AuditLog) node!: AuditLog;
-}
-
 @ObjectType({ simpleResolvers: true, description: 'Relay connection of audit log records, newest first unless sorted otherwise' })
-export class AuditLogConnection {
-  @Field(() => [AuditLogEdge]) edges!: AuditLogEdge[];
-  @Field(() => PageInfo) pageInfo!: PageInfo;
-  /** counted only when totalCount is asked for */
-  count!: () => Promise<number>;
-}
+export class AuditLogConnection extends Connection(AuditLog, { totalCount: 'Records matching the filter, all pages' }) {}
 
 @InputType({ description: 'Every given condition must hold' })
 export class AuditLogFilter {
@@ -103,11 +92,7 @@ export class AuditLogFilter {
 }
 
 @ArgsType()
-export class AuditLogsArgs {
+export class AuditLogsArgs extends CursorPageArgs {
   @Field(() => AuditLogFilter, { nullable: true }) filter?: AuditLogFilter | null;
   @Field(() => AuditLogSort, { nullable: true, description: 'CREATED_AT_DESC (newest first) by default' }) sort?: AuditLogSort | null;
-  @Field(() => Int, { nullable: true, description: '1..100 (larger values are clamped); default 100' }) first?: number | null;
-  @Field(() => String, { nullable: true }) after?: string | null;
-  @Field(() => Int, { nullable: true, description: '1..100, paging backwards from `before`' }) last?: number | null;
-  @Field(() => String, { nullable: true }) before?: string | null;
 }

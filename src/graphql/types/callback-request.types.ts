@@ -1,6 +1,6 @@
 import { ArgsType, Field, ID, InputType, Int, ObjectType, registerEnumType } from 'type-graphql';
 import type { CallbackRequestRecord, CreatedCallbackRequest } from '../../domain/callback-requests/callback-request.service';
-import { PageInfo } from './oauth-token.types';
+import { Connection } from '../connection';
 
 export enum CallbackRequestStatus {
   QUEUED = 'queued',
@@ -48,18 +48,8 @@ export class CallbackRequest {
   }
 }
 
-@ObjectType({ simpleResolvers: true })
-export class CallbackRequestEdge {
-  @Field() cursor!: string;
-  @Field(() => CallbackRequest) node!: CallbackRequest;
-}
-
 @ObjectType({ simpleResolvers: true, description: 'Callback requests, id ascending (queue order)' })
-export class CallbackRequestConnection {
-  @Field(() => [CallbackRequestEdge]) edges!: CallbackRequestEdge[];
-  @Field(() => PageInfo) pageInfo!: PageInfo;
-  @Field(() => Int, { description: 'Requests matching the filter, all pages' }) totalCount!: number;
-}
+export class CallbackRequestConnection extends Connection(CallbackRequest, { totalCount: 'Requests matching the filter, all pages' }) {}
 
 @InputType({ description: 'A callback request to create (seed §2.3)' })
 export class CallbackRequestInput {

@@ -1,10 +1,10 @@
-import { ArgsType, Field, ID, InputType, Int, ObjectType, registerEnumType } from 'type-graphql';
+import { ArgsType, Field, ID, InputType, ObjectType, registerEnumType } from 'type-graphql';
 import type { AccountRecord } from '../../domain/directory/account.service';
 import type { GroupRecord } from '../../domain/directory/group.service';
 import type { PhoneNumberRecord } from '../../domain/directory/phone-number.service';
 import type { UserRecord } from '../../domain/directory/user.service';
 import { describePhoneNumber } from '../../domain/phone';
-import { PageInfo } from './oauth-token.types';
+import { Connection, PageArgs } from '../connection';
 
 export enum UserRole {
   ADMIN = 'admin',
@@ -32,29 +32,12 @@ export class User {
   }
 }
 
-@ObjectType({ simpleResolvers: true })
-export class UserEdge {
-  @Field() cursor!: string;
-  @Field(() => User) node!: User;
-}
-
 @ObjectType({ simpleResolvers: true, description: 'Relay connection of users, id ascending' })
-export class UserConnection {
-  @Field(() => [UserEdge]) edges!: UserEdge[];
-  @Field(() => PageInfo) pageInfo!: PageInfo;
-  /** counted only when totalCount is asked for */
-  count!: () => Promise<number>;
-}
+export class UserConnection extends Connection(User) {}
 
 @ArgsType()
-export class UsersArgs {
+export class UsersArgs extends PageArgs {
   @Field(() => UserRole, { nullable: true, description: 'Only the users of this role' }) role?: UserRole | null;
-  @Field(() => Int, { nullable: true, description: '1..100 (larger values are clamped); default 100' }) first?: number | null;
-  @Field(() => String, { nullable: true }) after?: string | null;
-  @Field(() => Int, { nullable: true, description: '1..100, paging backwards from `before`' }) last?: number | null;
-  @Field(() => String, { nullable: true }) before?: string | null;
-  @Field(() => Int, { nullable: true, description: 'Offset pagination (REST compatibility): page number, from 1' }) page?: number | null;
-  @Field(() => Int, { nullable: true, description: 'Offset pagination: records per page, 1..100' }) perPage?: number | null;
 }
 
 @InputType({ description: 'A new user' })

@@ -1,4 +1,5 @@
-import { ArgsType, Field, ID, InputType, Int, ObjectType, registerEnumType } from 'type-graphql';
+import { ArgsType, Field, ID, InputType, ObjectType, registerEnumType } from 'type-graphql';
+import { Connection, PageArgs } from '../connection';
 import type { OAuthTokenRecord } from '../../domain/oauth-tokens/oauth-token.service';
 
 export enum OAuthGrantType {
@@ -42,38 +43,13 @@ export class OAuthToken {
   }
 }
 
-@ObjectType({ simpleResolvers: true })
-export class OAuthTokenEdge {
-  @Field() cursor!: string;
-  @Field(() => OAuthToken) node!: OAuthToken;
-}
-
-@ObjectType({ simpleResolvers: true })
-export class PageInfo {
-  @Field() hasNextPage!: boolean;
-  @Field() hasPreviousPage!: boolean;
-  @Field(() => String, { nullable: true }) startCursor!: string | null;
-  @Field(() => String, { nullable: true }) endCursor!: string | null;
-}
-
 @ObjectType({ simpleResolvers: true, description: 'Relay connection of tokens, id ascending' })
-export class OAuthTokenConnection {
-  @Field(() => [OAuthTokenEdge]) edges!: OAuthTokenEdge[];
-  @Field(() => PageInfo) pageInfo!: PageInfo;
-  /** counted only when totalCount is asked for */
-  count!: () => Promise<number>;
-}
+export class OAuthTokenConnection extends Connection(OAuthToken) {}
 
 @ArgsType()
-export class OAuthTokensArgs {
+export class OAuthTokensArgs extends PageArgs {
   @Field(() => Boolean, { defaultValue: false, description: "Every token of the account (admins) instead of the viewer's own" }) all!: boolean;
   @Field(() => ID, { nullable: true, description: 'Only the tokens of this client' }) clientId?: string | null;
-  @Field(() => Int, { nullable: true, description: '1..100 (larger values are clamped); default 100' }) first?: number | null;
-  @Field(() => String, { nullable: true }) after?: string | null;
-  @Field(() => Int, { nullable: true, description: '1..100, paging backwards from `before`' }) last?: number | null;
-  @Field(() => String, { nullable: true }) before?: string | null;
-  @Field(() => Int, { nullable: true, description: 'Offset pagination (REST compatibility): page number, from 1' }) page?: number | null;
-  @Field(() => Int, { nullable: true, description: 'Offset pagination: records per page, 1..100' }) perPage?: number | null;
 }
 
 @InputType()
