@@ -43,6 +43,23 @@ export interface PageSource<T> {
   count(): Promise<number>;
 }
 
+/**
+ * A keyset page from the rows a repository read in its reading direction (one more than
+ * the page's size, so that the extra row says whether there is more): in the list's order,
+ * with the flags of a Relay page. `backward`: the rows were read before a cursor (or from
+ * the end), in reverse.
+ */
+export function keysetPageOf<R, T>(rows: R[], page: KeysetPage, backward: boolean, toRecord: (row: R) => T): PageResult<T> {
+  const more = rows.length > page.size;
+  const items = rows.slice(0, page.size).map(toRecord);
+  if (backward) items.reverse();
+  return {
+    items,
+    hasNextPage: backward ? page.before !== undefined : more,
+    hasPreviousPage: backward ? more : page.after !== undefined,
+  };
+}
+
 /** Past the largest id: where a backward page without a cursor starts, in an id-ascending list. */
 const END_OF_IDS = 9223372036854775807n;
 

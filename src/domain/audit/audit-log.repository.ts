@@ -1,6 +1,6 @@
 import type { TenantSql } from '../../db/tenant-sql';
 import type { AccountScope } from '../authorization';
-import type { KeysetPage, PageResult } from '../pagination';
+import { keysetPageOf, type KeysetPage, type PageResult } from '../pagination';
 import type { RequestOrigin, Viewer } from '../auth/viewer';
 
 // The audit log (Zendesk's audit_logs): one row per change to clients, tokens,
@@ -219,14 +219,7 @@ export class AuditLogRepository {
       `SELECT ${COLUMNS} FROM audit_logs l WHERE ${where} AND l.id ${ascending ? '>' : '<'} $${params.length} ORDER BY l.id ${ascending ? 'ASC' : 'DESC'} LIMIT $${params.length + 1}`,
       params,
     );
-    const more = rows.length > page.size;
-    const items = rows.slice(0, page.size).map(toRecord);
-    if (backward) items.reverse();
-    return {
-      items,
-      hasNextPage: backward ? page.before !== undefined : more,
-      hasPreviousPage: backward ? more : page.after !== undefined,
-    };
+    return keysetPageOf(rows, page, backward, toRecord);
   }
 
   async count(scope: AccountScope, filter: AuditLogFilter): Promise<number> {

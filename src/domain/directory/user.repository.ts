@@ -1,6 +1,6 @@
 import type { TenantSql } from '../../db/tenant-sql';
 import type { AccountScope } from '../authorization';
-import type { KeysetPage, OffsetPage, PageResult } from '../pagination';
+import { keysetPageOf, type KeysetPage, type OffsetPage, type PageResult } from '../pagination';
 import type { Role } from '../auth/viewer';
 
 // The only module that reads or writes users outside the login (auth/login.repository.ts
@@ -108,10 +108,7 @@ export class UserRepository {
     }
     params.push(page.size + 1);
     const rows = await this.db.query<SqlRow>(scope, `SELECT ${COLUMNS} FROM users u WHERE ${where} ORDER BY u.id ${backward ? 'DESC' : 'ASC'} LIMIT $${params.length + 1}`, params);
-    const more = rows.length > page.size;
-    const items = rows.slice(0, page.size).map(toRecord);
-    if (backward) items.reverse();
-    return { items, hasNextPage: backward ? true : more, hasPreviousPage: backward ? more : page.after !== undefined };
+    return keysetPageOf(rows, page, backward, toRecord);
   }
 
   async listOffset(scope: UserScope, role: Role | undefined, page: OffsetPage): Promise<UserRecord[]> {

@@ -1,7 +1,7 @@
 import type { TenantSql } from '../../db/tenant-sql';
 import type { AccountScope, OwnerScope } from '../authorization';
 import { auditCte } from '../audit/audit-log.repository';
-import type { KeysetPage, OffsetPage, PageResult } from '../pagination';
+import { keysetPageOf, type KeysetPage, type OffsetPage, type PageResult } from '../pagination';
 import { COLUMNS, byActor, toRecord, tokenAuditParams, type Int8, type SqlRow } from './oauth-token.rows';
 import { TOKEN_PREFIX_LENGTH, type OAuthTokenRecord, type TokenAudit } from './oauth-token.types';
 
@@ -81,14 +81,7 @@ export class OAuthTokenRepository {
       `SELECT ${COLUMNS} FROM oauth_tokens t WHERE ${where} ORDER BY t.id ${backward ? 'DESC' : 'ASC'} LIMIT $${params.length + 1}`,
       params,
     );
-    const more = rows.length > page.size;
-    const items = rows.slice(0, page.size).map((r) => toRecord(r));
-    if (backward) items.reverse();
-    return {
-      items,
-      hasNextPage: backward ? true : more,
-      hasPreviousPage: backward ? more : page.after !== undefined,
-    };
+    return keysetPageOf(rows, page, backward, (r) => toRecord(r));
   }
 
   async listOffset(scope: OwnerScope, clientId: bigint | undefined, page: OffsetPage): Promise<OAuthTokenRecord[]> {
