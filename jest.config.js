@@ -26,6 +26,8 @@ module.exports = {
   // fails a test file whose requests got answers the OpenAPI document does not describe
   setupFilesAfterEnv: ['<rootDir>/test/helpers/openapi-conformance.ts'],
   testTimeout: 60_000,
+  // at the end of every run, each skipped test and why (test/helpers/skip.ts gives the reasons)
+  reporters: ['default', '<rootDir>/test/helpers/skipped-tests.js'],
   maxWorkers: 2,
   // PGlite's Emscripten runtime keeps the event loop alive after close()
   forceExit: true,

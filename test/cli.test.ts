@@ -5,6 +5,7 @@ import { freshPostgresDatabase, onPostgres } from './helpers/postgres';
 import { graphqlOverHttp, killAll, runCli, startServer, tempDir, ProcessExitedError, type CliResult, type ServerHandle } from './helpers/processes';
 import { basicHeader } from './helpers/test-app';
 import { createDb } from '../src/db/create-db';
+import { describeIf } from './helpers/skip';
 
 // API.md §9, end to end with real processes: the CLI manages accounts, users,
 // phone numbers and groups, printing JSON; the server then serves what it wrote.
@@ -14,7 +15,7 @@ import { createDb } from '../src/db/create-db';
 // Process start-up dominates: each CLI command opens the database and checks migrations.
 jest.setTimeout(120_000);
 
-const describeOnPglite: jest.Describe = (onPostgres ? describe.skip : describe) as jest.Describe;
+const describeOnPglite = describeIf(!onPostgres, 'needs-pglite', 'the embedded database in DATA_DIR: runs when TEST_DATABASE_URL is unset');
 
 const ROLES = ['admin', 'agent', 'end_user'] as const;
 const PASSWORDS = { admin: 'admin-password-1', agent: 'agent-password-1', end_user: 'end-user-password-1' };

@@ -298,6 +298,10 @@ describe('GraphQL with introspection off (GRAPHQL_INTROSPECTION=false)', () => {
 
   it('serves no landing page', async () => {
     const res = await ctx.inject({ method: 'GET', url: '/graphql', headers: { accept: 'text/html' } });
-    expect(res.headers['content-type'] ?? '').not.toContain('text/html');
+    // what Apollo answers a GET without a query when there is no landing page: a 400 in JSON, not a page
+    expect(res.statusCode).toBe(400);
+    expect(res.headers['content-type']).toBe('application/json; charset=utf-8');
+    expect(res.json().errors).toEqual([expect.objectContaining({ extensions: expect.objectContaining({ code: 'BAD_REQUEST' }) })]);
+    expect(res.body).not.toMatch(/<html|<!doctype/i);
   });
 });

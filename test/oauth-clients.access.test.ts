@@ -8,6 +8,7 @@ import {
   restFailure,
   rowJson,
   type ClientJson,
+  type ClientsDriver,
 } from './helpers/oauth-client-drivers';
 import { ALL, ALL_ROUTES, BAD_IDS, BOTH, ID_ROUTES, VALID } from './oauth-clients.cases';
 
@@ -61,10 +62,45 @@ describe('OAuth clients: access, tenancy and malformed input', () => {
   const spare = async () => ok(await clientsDriver(ctx, 'rest', admin.basic).create({ ...VALID, name: 'spare' }));
 
   describe.each(ALL)('roles over %s', (transport) => {
-    it.each(ALL_ROUTES.map((r) => [r.title, r] as const))('an admin may %s', async (_t, route) => {
+    // both generate-secret routes: the new secret works and the old one stops at once
+    const rotated = async (_d: ClientsDriver, c: ClientJson, out: unknown) => {
+      const { client_secret: secret } = out as { client_secret: string };
+      expect(await ctx.app.services.oauthClients.verifySecret(c.client_identifier, secret)).toBe(true);
+      expect(await ctx.app.services.oauthClients.verifySecret(c.client_identifier, c.client_secret)).toBe(false);
+    };
+
+    /** What each route's success leaves behind, read back through the API: not only a 2xx of the right shape. */
+    const effects: Record<string, (d: ClientsDriver, c: ClientJson, out: unknown) => Promise<void>> = {
+      list: async (_d, c, out) => {
+        const ids = (out as ClientJson[]).map((x) => x.id);
+        expect(ids).toEqual(expect.arrayContaining([target.id, c.id]));
+        expect(ids).toEqual([...ids].sort((a, b) => a - b));
+      },
+      create: async (d, _c, out) => {
+        const created = out as ClientJson;
+        expect(ok(await d.show(created.id))).toMatchObject({ id: created.id, name: VALID.name, company: VALID.company, scopes: VALID.scopes, redirect_uris: VALID.redirect_uris });
+        expect(ok(await d.list()).map((x) => x.id)).toContain(created.id);
+      },
+      show: async (_d, c, out) => {
+        expect(out).toMatchObject({ id: c.id, name: 'spare', client_identifier: c.client_identifier, client_secret: `${c.client_secret.slice(0, 10)}...` });
+      },
+      update: async (d, c) => {
+        expect(ok(await d.show(c.id))).toMatchObject({ id: c.id, name: 'Hijacked', update_date: expect.any(String) });
+      },
+      delete: async (d, c) => {
+        expect(failed(await d.show(c.id)).code).toBe('NOT_FOUND');
+        expect(ok(await d.list()).map((x) => x.id)).not.toContain(c.id);
+      },
+      'generate secret (POST /{id})': rotated,
+      'generate secret (POST /{id}/client_secret)': rotated,
+    };
+
+    it.each(ALL_ROUTES.map((r) => [r.title, r] as const))('an admin may %s, and it takes effect', async (title, route) => {
       const c = await spare();
-      const out = await route.call(clientsDriver(ctx, transport, admin.basic), c.id);
-      ok(out);
+      const d = clientsDriver(ctx, transport, admin.basic);
+      const out = ok(await route.call(d, c.id));
+      expect(Object.keys(effects)).toContain(title);
+      await effects[title](d, c, out);
     });
 
     const refused = [

@@ -472,7 +472,7 @@ describe('OAuth tokens over GraphQL (API.md §6, §8)', () => {
       await costOf('{ __typename }', { authorization: boss.basic }); // and fill the Basic cache
     });
 
-    it('the counter counts every statement on this database (PGlite: outside transactions only)', async () => {
+    it('the counter counts every statement on this database, those of transactions included', async () => {
       const before = ctx.db.statementCount();
       await ctx.db.sql('SELECT 1');
       expect(ctx.db.statementCount() - before).toBe(1);
@@ -482,9 +482,12 @@ describe('OAuth tokens over GraphQL (API.md §6, §8)', () => {
       expect(ctx.db.statementCount() - before).toBe(3);
       const inTx = ctx.db.statementCount();
       await ctx.db.prisma.$transaction([ctx.db.prisma.user.count(), ctx.db.prisma.account.count()]);
-      // PostgreSQL: BEGIN, 2 statements, COMMIT; PGlite runs them through its transaction object, uncounted
-      if (ctx.db.kind === 'postgres') expect(ctx.db.statementCount() - inTx).toBe(4);
-      else expect(ctx.db.statementCount() - inTx).toBe(0); // so: the counts below are only meaningful for paths without transactions
+      // BEGIN, 2 statements, COMMIT: on PGlite too, where they go through its transaction object
+      expect(ctx.db.statementCount() - inTx).toBe(4);
+      // and the service's own transactions (Db.transaction): BEGIN, 1 statement, COMMIT
+      const inOwnTx = ctx.db.statementCount();
+      await ctx.db.transaction((sql) => sql('SELECT 1'));
+      expect(ctx.db.statementCount() - inOwnTx).toBe(3);
     });
 
     it('authentication costs 1 statement with Bearer (the token lookup) and 1 with cached Basic (throttle windows and user lookup in one)', async () => {

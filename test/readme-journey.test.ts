@@ -2,6 +2,7 @@ import { execFile } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { killAll, ROOT, startServer, tempDir, type ServerHandle } from './helpers/processes';
+import { describeIf } from './helpers/skip';
 
 // The README's first journey, as a newcomer runs it: the server started like
 // `npm start` (embedded database, a fresh data folder, no ADMIN_PASSWORD: the
@@ -27,7 +28,7 @@ function bash(script: string, env: Record<string, string>): Promise<{ code: numb
 
 const curlMissing = !existsSync('/usr/bin/curl');
 
-(curlMissing && !process.env.CI ? describe.skip : describe)('README: from npm start to a 201 callback request with curl only', () => {
+describeIf(!curlMissing, 'needs-curl', 'no curl at /usr/bin/curl (apt-get install curl)')('README: from npm start to a 201 callback request with curl only', () => {
   let server: ServerHandle;
   const data = tempDir('readme-journey-');
 

@@ -94,6 +94,11 @@ async function createPostgresDb(url: string, poolSize: number, countStatements: 
     async transaction(fn, first) {
       const client = await pool.connect();
       let broken: Error | undefined;
+      // A checked-out client has no pool listener: the server ending the session between
+      // two statements (a restart, pg_ctl stop) would be an unhandled 'error' event, which
+      // ends the process. Noted here, the next statement fails and the client is dropped.
+      const onError = (e: Error) => (broken = e);
+      client.on('error', onError);
       try {
         // Without parameters, "BEGIN; <first>" is one simple-protocol query.
         await client.query(first ? `BEGIN; ${first}` : 'BEGIN');
@@ -105,6 +110,7 @@ async function createPostgresDb(url: string, poolSize: number, countStatements: 
         await client.query('ROLLBACK').catch((e: Error) => (broken = e));
         throw err;
       } finally {
+        client.off('error', onError);
         client.release(broken);
       }
     },
@@ -159,6 +165,7 @@ async function createPgliteDb(dataDir: string, countStatements: boolean): Promis
   const { PGlite } = await import('@electric-sql/pglite');
   let lock: DirLock | undefined;
   let client: InstanceType<typeof PGlite>;
+  type Transaction = Parameters<Parameters<typeof client.transaction>[0]>[0];
   if (dataDir === ':memory:') {
     client = new PGlite();
     // started here, like the file database below: the first query must not pay for it
@@ -176,24 +183,42 @@ async function createPgliteDb(dataDir: string, countStatements: boolean): Promis
       throw err;
     }
   }
-  // Count what Prisma's adapter and our raw SQL send (statements inside a PGlite
-  // transaction go through the transaction object and are not counted).
+  // Count what Prisma's adapter and our raw SQL send, as PostgreSQL's count does: the
+  // statements of a transaction (they go through its own object, not client.query)
+  // with its BEGIN and its COMMIT or ROLLBACK, so that an N+1 inside a transaction
+  // shows here too, with the same figures as on PostgreSQL.
   let statements = 0;
+  const rawTransaction = client.transaction.bind(client);
   if (countStatements) {
-    const query = client.query.bind(client);
-    client.query = ((...args: Parameters<typeof query>) => {
+    const counted = <A extends unknown[], R>(f: (...args: A) => Promise<R>) => (...args: A) => {
       statements++;
-      return query(...args);
-    }) as typeof client.query;
+      return f(...args);
+    };
+    client.query = counted(client.query.bind(client)) as typeof client.query;
+    // Prisma's interactive and batch transactions (pglite-prisma-adapter calls client.transaction)
+    client.transaction = (<T>(fn: (tx: Transaction) => Promise<T>) => {
+      statements++; // BEGIN
+      return rawTransaction((tx) => {
+        tx.query = counted(tx.query.bind(tx)) as typeof tx.query;
+        tx.exec = counted(tx.exec.bind(tx)) as typeof tx.exec;
+        return fn(tx);
+      }).finally(() => statements++); // COMMIT or ROLLBACK
+    }) as typeof client.transaction;
   }
   const prisma = new PrismaClient({ adapter: new PrismaPGlite(client) });
   return {
     statementCount: () => statements,
-    transaction: (fn, first) =>
-      client.transaction(async (tx) => {
+    // on PostgreSQL `first` travels with BEGIN as one statement: counted so here too
+    async transaction(fn, first) {
+      if (countStatements) statements += 2; // BEGIN (with `first`), COMMIT or ROLLBACK
+      return rawTransaction(async (tx) => {
         if (first) await tx.exec(first);
-        return fn(async (text, params) => (await tx.query(text, params as unknown[])).rows as never);
-      }),
+        return fn(async (text, params) => {
+          if (countStatements) statements++;
+          return (await tx.query(text, params as unknown[])).rows as never;
+        });
+      });
+    },
     kind: 'pglite',
     prisma,
     sql: async (text, params) => (await client.query(text, params as unknown[])).rows as never,

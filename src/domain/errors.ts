@@ -1,5 +1,15 @@
-// The one catalogue of expected failures. GraphQL maps `code` to
-// extensions.code, REST maps it to a status and Zendesk's envelope.
+import { isDatabaseUnavailable } from '../db/errors';
+
+// The one catalogue of expected failures. Each kind is written here once, with
+// what it means over HTTP: its status, and how long a client should wait before
+// trying again (Retry-After) when waiting helps. Each protocol turns a kind into
+// its own wire shape in one table: REST's envelope (http/error-envelope.ts),
+// GraphQL's extensions (graphql/errors.ts), the OAuth endpoints' RFC 6749 errors
+// (domain/oauth-server/oauth-errors.ts) and the authorization pages
+// (http/pages/page-errors.ts).
+
+/** Seconds a client waits when the database cannot be reached: about pg's connect timeout (db/create-db.ts). */
+export const DATABASE_UNAVAILABLE_RETRY_AFTER_SECONDS = 5;
 
 export type ErrorCode =
   | 'BAD_REQUEST'
@@ -10,11 +20,41 @@ export type ErrorCode =
   | 'RATE_LIMITED'
   | 'SERVICE_UNAVAILABLE';
 
+export interface ErrorKind {
+  status: number;
+  /** default Retry-After in seconds; absent when waiting does not help */
+  retryAfter?: number;
+}
+
+export const ERROR_KINDS: Readonly<Record<ErrorCode, ErrorKind>> = {
+  BAD_REQUEST: { status: 400 },
+  UNAUTHENTICATED: { status: 401 },
+  FORBIDDEN: { status: 403 },
+  NOT_FOUND: { status: 404 },
+  BAD_USER_INPUT: { status: 422 },
+  /** retryAfter: always the cause's own (the time until its window lets a request through) */
+  RATE_LIMITED: { status: 429 },
+  /** retryAfter: the database's unless the cause knows better (a full password-verification queue) */
+  SERVICE_UNAVAILABLE: { status: 503, retryAfter: DATABASE_UNAVAILABLE_RETRY_AFTER_SECONDS },
+};
+
 export type DetailCode = 'BlankValue' | 'InvalidValue' | 'NotFound' | 'TooLong';
 export type ValidationDetails = Record<string, { error: DetailCode; description: string }[]>;
 
 export abstract class DomainError extends Error {
   abstract readonly code: ErrorCode;
+  /** seconds for Retry-After, when this cause knows better than its kind (see retryAfterOf) */
+  readonly retryAfter?: number;
+
+  /** the HTTP status of this kind of error */
+  get status(): number {
+    return ERROR_KINDS[this.code].status;
+  }
+}
+
+/** What Retry-After says for an error: the cause's own figure, else its kind's; undefined when waiting does not help. */
+export function retryAfterOf(err: DomainError): number | undefined {
+  return err.retryAfter ?? ERROR_KINDS[err.code].retryAfter;
 }
 
 export class BadRequestError extends DomainError {
@@ -64,6 +104,16 @@ export class ServiceUnavailableError extends DomainError {
   constructor(readonly retryAfter?: number) {
     super('The service is temporarily unavailable');
   }
+}
+
+/**
+ * The domain error an error stands for, or undefined for a bug. A database that
+ * cannot be reached is SERVICE_UNAVAILABLE here, once, for every protocol.
+ */
+export function asDomainError(err: unknown): DomainError | undefined {
+  if (err instanceof DomainError) return err;
+  if (isDatabaseUnavailable(err)) return new ServiceUnavailableError();
+  return undefined;
 }
 
 /**

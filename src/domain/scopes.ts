@@ -1,4 +1,4 @@
-// Token scopes (seed §4.3, API.md §3): parse, validate, decide.
+// Token scopes (docs/api.md "Scopes and roles"): parse, validate, decide.
 
 export type Access = 'read' | 'write';
 
@@ -22,6 +22,23 @@ export function isValidScope(scope: unknown): boolean {
   return false; // impersonate is global only; anything else is not an access
 }
 
+/** The limits of a list of scopes, wherever one is taken in: a token's `scopes`, the OAuth `scope` parameter. */
+export const MAX_SCOPES = 50;
+export const MAX_SCOPE_LENGTH = 100;
+
+/**
+ * Why a list of scopes cannot be taken in, or undefined when it can: more than
+ * MAX_SCOPES, one over MAX_SCOPE_LENGTH, or a NUL character (PostgreSQL text
+ * cannot hold it; invalid scopes are otherwise stored as given, and refused when used).
+ */
+export function scopeListProblem(scopes: readonly string[]): { error: 'TooLong' | 'InvalidValue'; description: string } | undefined {
+  if (scopes.length > MAX_SCOPES || scopes.some((s) => s.length > MAX_SCOPE_LENGTH)) {
+    return { error: 'TooLong', description: `at most ${MAX_SCOPES} scopes of at most ${MAX_SCOPE_LENGTH} characters` };
+  }
+  if (scopes.some((s) => s.includes('\0'))) return { error: 'InvalidValue', description: 'must not contain NUL characters' };
+  return undefined;
+}
+
 export function allScopesValid(scopes: readonly unknown[]): boolean {
   return scopes.every(isValidScope);
 }
@@ -29,7 +46,7 @@ export function allScopesValid(scopes: readonly unknown[]): boolean {
 /**
  * Unscoped read/write grant every endpoint. Endpoints of a scope resource (users,
  * auditlogs) are also granted by `<resource>:<access>` and by the bare `<resource>`
- * (read and write on it, API.md §3); `tickets:read` grants nothing here.
+ * (read and write on it); `tickets:read` grants nothing here.
  */
 export function scopesGrant(scopes: readonly string[], access: Access, resource?: string): boolean {
   if (scopes.includes(access)) return true;

@@ -1,8 +1,7 @@
 import { GraphQLError, type GraphQLFormattedError } from 'graphql';
 import { unwrapResolverError } from '@apollo/server/errors';
 import { HeaderMap, type ApolloServerPlugin, type BaseContext, type GraphQLRequestListener } from '@apollo/server';
-import { DomainError, RateLimitedError, ServiceUnavailableError, UnauthenticatedError, ValidationError } from '../domain/errors';
-import { isDatabaseUnavailable } from '../db/errors';
+import { asDomainError, ERROR_KINDS, retryAfterOf, UnauthenticatedError, type DomainError, type ErrorCode, type ValidationError } from '../domain/errors';
 
 /** Codes Apollo itself produces for malformed operations: safe to show as they are. */
 const APOLLO_CODES = new Set([
@@ -10,11 +9,25 @@ const APOLLO_CODES = new Set([
   'PERSISTED_QUERY_NOT_FOUND', 'PERSISTED_QUERY_NOT_SUPPORTED', 'OPERATION_RESOLUTION_FAILURE',
 ]);
 
+/**
+ * GraphQL's wire shape for each kind of the catalogue (docs/api.md "Errors"): the
+ * one table from a domain error to `extensions`. `code` is the kind itself; an
+ * error with a Retry-After also carries it as `extensions.retryAfter`. The HTTP
+ * status, where GraphQL answers with one, is the kind's (domain/errors.ts).
+ */
+const EXTENSIONS: Record<ErrorCode, (err: DomainError) => Record<string, unknown>> = {
+  BAD_REQUEST: () => ({}),
+  UNAUTHENTICATED: () => ({}),
+  FORBIDDEN: () => ({}),
+  NOT_FOUND: () => ({}),
+  BAD_USER_INPUT: (err) => ({ details: (err as ValidationError).details }),
+  RATE_LIMITED: () => ({}),
+  SERVICE_UNAVAILABLE: () => ({}),
+};
+
 export function domainExtensions(err: DomainError): Record<string, unknown> {
-  const extensions: Record<string, unknown> = { code: err.code };
-  if (err instanceof ValidationError) extensions.details = err.details;
-  if (err instanceof RateLimitedError) extensions.retryAfter = err.retryAfter;
-  return extensions;
+  const retryAfter = retryAfterOf(err);
+  return { code: err.code, ...EXTENSIONS[err.code](err), ...(retryAfter === undefined ? {} : { retryAfter }) };
 }
 
 /**
@@ -23,20 +36,10 @@ export function domainExtensions(err: DomainError): Record<string, unknown> {
  */
 export function contextError(err: DomainError): GraphQLError {
   const headers = new HeaderMap();
-  let status = 400;
-  if (err instanceof UnauthenticatedError) {
-    status = 401;
-    headers.set('www-authenticate', err.scheme === 'Bearer' ? 'Bearer error="invalid_token"' : 'Basic realm="api"');
-  } else if (err instanceof RateLimitedError) {
-    status = 429;
-    headers.set('retry-after', String(err.retryAfter));
-  } else if (err.code === 'FORBIDDEN') {
-    status = 403;
-  } else if (err.code === 'SERVICE_UNAVAILABLE') {
-    status = 503;
-    if (err instanceof ServiceUnavailableError && err.retryAfter !== undefined) headers.set('retry-after', String(err.retryAfter));
-  }
-  return new GraphQLError(err.message, { originalError: err, extensions: { ...domainExtensions(err), http: { status, headers } } });
+  const retryAfter = retryAfterOf(err);
+  if (err instanceof UnauthenticatedError) headers.set('www-authenticate', err.scheme === 'Bearer' ? 'Bearer error="invalid_token"' : 'Basic realm="api"');
+  if (retryAfter !== undefined) headers.set('retry-after', String(retryAfter));
+  return new GraphQLError(err.message, { originalError: err, extensions: { ...domainExtensions(err), http: { status: err.status, headers } } });
 }
 
 /**
@@ -51,10 +54,8 @@ export function createFormatError(logError: (err: unknown) => void, options: { h
     const original = unwrapResolverError(error);
     const cause = original instanceof GraphQLError && original.originalError ? original.originalError : original;
     const base = { locations: formatted.locations, path: formatted.path };
-    if (cause instanceof DomainError) return { ...base, message: cause.message, extensions: domainExtensions(cause) };
-    if (isDatabaseUnavailable(cause)) {
-      return { ...base, message: 'The service is temporarily unavailable', extensions: { code: 'SERVICE_UNAVAILABLE' } };
-    }
+    const domain = asDomainError(cause);
+    if (domain) return { ...base, message: domain.message, extensions: domainExtensions(domain) };
     const code = formatted.extensions?.code;
     if (typeof code === 'string' && APOLLO_CODES.has(code)) return { ...base, message: shown(formatted.message), extensions: { code } };
     // Apollo refuses some requests with a bare GraphQLError and an HTTP 4xx but no code
@@ -90,10 +91,10 @@ const responseHeadListener: GraphQLRequestListener<BaseContext> = {
       response.body.singleResult.data = null;
       return;
     }
-    const errors = response.body.singleResult.errors;
-    if (errors?.some((e) => e.extensions?.code === 'SERVICE_UNAVAILABLE')) {
-      response.http.status = 503;
-      response.http.headers.set('retry-after', '1');
+    const unavailable = response.body.singleResult.errors?.find((e) => e.extensions?.code === 'SERVICE_UNAVAILABLE');
+    if (unavailable) {
+      response.http.status = ERROR_KINDS.SERVICE_UNAVAILABLE.status;
+      response.http.headers.set('retry-after', String(unavailable.extensions!.retryAfter));
     }
   },
 };

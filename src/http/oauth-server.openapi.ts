@@ -1,4 +1,5 @@
 import { Type, type TSchema } from 'typebox';
+import { DATABASE_UNAVAILABLE_RETRY_AFTER_SECONDS } from '../domain/errors';
 import { OAUTH_PATHS } from '../domain/oauth-server/metadata';
 import { SUPPORTED_GRANT_TYPES } from '../domain/oauth-server/token-endpoint';
 import { StringEnum } from '../rest/schemas';
@@ -40,7 +41,7 @@ const errors = (clientAuth: boolean) => ({
     : {}),
   413: { description: 'invalid_request: a body over 64 KiB', headers: NO_STORE, content: json(OAuthError) },
   500: { description: 'server_error: a bug', headers: NO_STORE, content: json(OAuthError) },
-  503: { description: 'temporarily_unavailable: the database is unreachable', headers: { ...NO_STORE, 'retry-after': { schema: Type.String({ const: '5' }) } }, content: json(OAuthError) },
+  503: { description: 'temporarily_unavailable: the database is unreachable', headers: { ...NO_STORE, 'retry-after': { schema: Type.String({ const: String(DATABASE_UNAVAILABLE_RETRY_AFTER_SECONDS) }) } }, content: json(OAuthError) },
 });
 
 const CLIENT_PARAMS = {

@@ -1,6 +1,7 @@
 import { Type } from 'typebox';
 import { RestListAuditLogsDocument, RestShowAuditLogDocument, type RestAuditLogFragment, type RestListAuditLogsQueryVariables } from '../generated/graphql';
 import { BadRequestError } from '../domain/errors';
+import { AUDIT_SOURCE_TYPES, type AuditSourceType } from '../domain/audit/audit-source-types';
 import { defineRoute, type AnyRestRoute, type RestRequest } from './adapter';
 import { isoSeconds } from './body';
 import { cursorPageFields, cursorVariables } from './pagination';
@@ -8,9 +9,7 @@ import { showRoute } from './record-routes';
 import { answer, errorResponses, INVALID, Keyed, Nullable, PageFields, PageQuery, QueryString, StringEnum, Timestamp } from './schemas';
 
 // The query parameters' values, as the GraphQL enums name them.
-const SOURCE_TYPES = {
-  account: 'ACCOUNT', user: 'USER', group: 'GROUP', voice_phone_number: 'VOICE_PHONE_NUMBER', oauth_client: 'OAUTH_CLIENT', oauth_token: 'OAUTH_TOKEN',
-} as const;
+const SOURCE_TYPES = Object.fromEntries(AUDIT_SOURCE_TYPES.map((t) => [t, t.toUpperCase()])) as { [T in AuditSourceType]: Uppercase<T> };
 const ACTIONS = { create: 'CREATE', update: 'UPDATE', destroy: 'DESTROY' } as const;
 const SORTS = { '-created_at': 'CREATED_AT_DESC', created_at: 'CREATED_AT_ASC' } as const;
 const VIAS = ['api', 'cli', 'graphql', 'oauth', 'system'] as const;

@@ -8,6 +8,7 @@ import {
   type RestOAuthTokenFragment,
 } from '../generated/graphql';
 import { Type } from 'typebox';
+import { MAX_SCOPE_LENGTH, MAX_SCOPES } from '../domain/scopes';
 import { defineRoute, type AnyRestRoute } from './adapter';
 import { isoSeconds } from './body';
 import { pageFields, pageVariables } from './pagination';
@@ -88,7 +89,7 @@ const LIST_SCHEMA = {
 
 const TOKEN_FIELDS = {
   client_id: BodyField(IdNumberOrDigits, mustBe('Client', 'positiveInteger'), "Required (here or as the client_id query parameter): the client's id"),
-  scopes: BodyField(Type.Array(Type.String()), mustBe('Scopes', 'stringArray'), 'Required: 1..50 scopes of at most 100 characters'),
+  scopes: BodyField(Type.Array(Type.String()), mustBe('Scopes', 'stringArray'), `Required: 1..${MAX_SCOPES} scopes of at most ${MAX_SCOPE_LENGTH} characters`),
 };
 
 /** A client id as the domain reads it: digits without leading zeros ("0012" is 12). */

@@ -146,6 +146,8 @@ describe('PostgreSQL stopped during load (faults 5a)', () => {
   }, 120_000);
   afterAll(async () => {
     console.log(`db-outage figures:\n${JSON.stringify(rounds.map(report), null, 2)}`);
+    // a server that died under the outage is the finding: say how
+    if (exited) console.log(`the server exited during the drill; its last log lines:\n${server.logs.slice(-40).join('\n')}`);
     await stack?.close();
   }, 60_000);
 

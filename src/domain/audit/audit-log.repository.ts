@@ -2,6 +2,7 @@ import type { TenantSql } from '../../db/tenant-sql';
 import type { AccountScope } from '../authorization';
 import { keysetPageOf, type KeysetPage, type PageResult } from '../pagination';
 import type { RequestOrigin, Viewer } from '../auth/viewer';
+import type { AuditSourceType } from './audit-source-types';
 
 // The audit log (Zendesk's audit_logs): one row per change to clients, tokens,
 // users, groups, voice phone numbers and account settings, written by
@@ -11,8 +12,7 @@ import type { RequestOrigin, Viewer } from '../auth/viewer';
 
 export type AuditAction = 'create' | 'update' | 'destroy';
 export const AUDIT_ACTIONS: readonly AuditAction[] = ['create', 'update', 'destroy'];
-export type AuditSourceType = 'account' | 'user' | 'group' | 'voice_phone_number' | 'oauth_client' | 'oauth_token';
-export const AUDIT_SOURCE_TYPES: readonly AuditSourceType[] = ['account', 'user', 'group', 'voice_phone_number', 'oauth_client', 'oauth_token'];
+export type { AuditSourceType } from './audit-source-types';
 
 /** Who made a change, and how it arrived. */
 export interface AuditActor {

@@ -1,4 +1,4 @@
-import type { OAuthTokenRecord } from '../oauth-tokens/oauth-token.types';
+import type { OAuthTokenRecord } from '../oauth-tokens/oauth-token.record';
 
 export type Role = 'admin' | 'agent' | 'end_user';
 

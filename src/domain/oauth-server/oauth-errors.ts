@@ -2,11 +2,17 @@
 // RFC 7009 §2.2.1). They are not the API's catalogue (domain/errors.ts): their
 // codes and shapes are fixed by the RFCs, and only the oauth-server plugin and
 // the authorization pages answer with them. As in node-oidc-provider, each is a
-// class that carries its code and HTTP status.
+// class that carries its code and HTTP status. An error of the API's catalogue
+// met on the way (the database out of reach) becomes one of these by its kind,
+// in oauthErrorFor's table.
+
+import { retryAfterOf, type DomainError, type ErrorCode } from '../errors';
 
 export abstract class OAuthError extends Error {
   abstract readonly error: string;
   readonly status: number = 400;
+  /** seconds for Retry-After, when waiting helps */
+  readonly retryAfter?: number;
   constructor(readonly description: string) {
     super(description);
   }
@@ -65,9 +71,32 @@ export class ServerError extends OAuthError {
   readonly status = 500;
 }
 
+/** Try again later: the status and Retry-After (seconds) are those of the kind of error behind it. */
 export class TemporarilyUnavailableError extends OAuthError {
   readonly error = 'temporarily_unavailable';
-  readonly status = 503;
+  constructor(description: string, readonly status: number, readonly retryAfter: number | undefined) {
+    super(description);
+  }
+}
+
+/**
+ * The RFC 6749 answer to each kind of the catalogue (domain/errors.ts). `null`:
+ * the OAuth endpoints never raise that kind (they raise the errors above), so
+ * meeting it is a bug, answered server_error.
+ */
+const FROM_KIND: Record<ErrorCode, ((err: DomainError) => OAuthError) | null> = {
+  BAD_REQUEST: (err) => new InvalidRequestError(err.message),
+  UNAUTHENTICATED: null,
+  FORBIDDEN: null,
+  NOT_FOUND: null,
+  BAD_USER_INPUT: null,
+  RATE_LIMITED: (err) => new TemporarilyUnavailableError('Too many requests; try again later', err.status, retryAfterOf(err)),
+  SERVICE_UNAVAILABLE: (err) => new TemporarilyUnavailableError('Try again shortly', err.status, retryAfterOf(err)),
+};
+
+/** The protocol error for a domain error, or undefined when there is none (a bug). */
+export function oauthErrorFor(err: DomainError): OAuthError | undefined {
+  return FROM_KIND[err.code]?.(err);
 }
 
 /**

@@ -1,11 +1,9 @@
-import { isValidScope, type Access } from '../scopes';
+import { isValidScope, scopeListProblem, type Access } from '../scopes';
 import { InvalidScopeError } from './oauth-errors';
 
 // The `scope` parameter (RFC 6749 §3.3): space-separated, each entry in the
-// grammar of API.md §3 (`read`, `write`, `impersonate`, `resource[:access]`),
+// grammar of docs/api.md "Scopes and roles" (`read`, `write`, `impersonate`, `resource[:access]`),
 // capped by the client's scopes, and the client's scopes when absent.
-
-const MAX_SCOPES = 50;
 
 /** What a scope needs the client to allow. A bare resource is read and write; impersonation acts for others: write. */
 function accessNeeded(scope: string): Access[] {
@@ -19,6 +17,14 @@ export function clientScopeList(clientScopes: string): string[] {
   return clientScopes.split(/\s+/).filter(Boolean);
 }
 
+/** The `scope` parameter's entries, duplicates dropped, within the limits of a scope list. */
+function askedScopes(raw: string): string[] {
+  const asked = [...new Set(raw.trim().split(/\s+/))];
+  const problem = scopeListProblem(asked);
+  if (problem) throw new InvalidScopeError(`scope: ${problem.description}`);
+  return asked;
+}
+
 /**
  * The scopes granted for a request: each valid and within the client's scopes,
  * duplicates dropped, in the order asked. Throws invalid_scope otherwise.
@@ -26,8 +32,7 @@ export function clientScopeList(clientScopes: string): string[] {
 export function grantedScopes(raw: string | undefined, clientScopes: string): string[] {
   const allowed = clientScopeList(clientScopes);
   if (raw === undefined || raw.trim() === '') return allowed;
-  const asked = [...new Set(raw.trim().split(/\s+/))];
-  if (asked.length > MAX_SCOPES) throw new InvalidScopeError(`At most ${MAX_SCOPES} scopes may be requested`);
+  const asked = askedScopes(raw);
   for (const scope of asked) {
     if (!isValidScope(scope)) throw new InvalidScopeError(`Unknown scope: ${scope.slice(0, 100)}`);
     if (!accessNeeded(scope).every((a) => allowed.includes(a))) {
@@ -40,8 +45,8 @@ export function grantedScopes(raw: string | undefined, clientScopes: string): st
 /** On refresh (RFC 6749 §6): the original scopes, or a subset of them. */
 export function narrowedScopes(raw: string | undefined, original: readonly string[]): string[] | undefined {
   if (raw === undefined || raw.trim() === '') return undefined;
-  const asked = [...new Set(raw.trim().split(/\s+/))];
-  if (asked.length > MAX_SCOPES || !asked.every((s) => original.includes(s))) {
+  const asked = askedScopes(raw);
+  if (!asked.every((s) => original.includes(s))) {
     throw new InvalidScopeError('The requested scope exceeds the scope originally granted');
   }
   return asked;

@@ -5,6 +5,7 @@ import { checkOffsetPage, fromTheEnd, type PageSource } from '../pagination';
 import { tokensListedFor, tokensVisibleTo } from '../authorization';
 import type { Viewer } from '../auth/viewer';
 import { actorOf, describedFor } from '../audit/audit-log.repository';
+import { scopeListProblem } from '../scopes';
 import type { OAuthTokenRepository } from './oauth-token.repository';
 import { NO_CLIENT, type OAuthTokenRecord } from './oauth-token.types';
 
@@ -46,9 +47,10 @@ export class OAuthTokenService {
     const scopes = input.scopes;
     if (scopes === undefined || scopes === null || (Array.isArray(scopes) && scopes.length === 0)) v.add('scopes', 'BlankValue', 'Scopes: cannot be blank');
     else if (!Array.isArray(scopes) || !scopes.every((s) => typeof s === 'string')) v.add('scopes', 'InvalidValue', 'Scopes: must be an array of strings');
-    else if (scopes.length > 50 || scopes.some((s: string) => s.length > 100)) v.add('scopes', 'TooLong', 'Scopes: at most 50 scopes of at most 100 characters');
-    // Invalid scopes are stored as given (seed §4.3 rule 6), but PostgreSQL text cannot hold NUL.
-    else if (scopes.some((s: string) => s.includes('\0'))) v.add('scopes', 'InvalidValue', 'Scopes: must not contain NUL characters');
+    else {
+      const problem = scopeListProblem(scopes as string[]);
+      if (problem) v.add('scopes', problem.error, `Scopes: ${problem.description}`);
+    }
     v.throwIfAny();
     const token = randomUrlSafe(32); // 256 bits, 43 url-safe characters
     // As given: invalid scopes are kept, and make every request with the token fail (seed §4.3 rule 6).

@@ -1,30 +1,14 @@
 import type { AuditActor } from '../audit/audit-log.repository';
 import type { RequestOrigin, Role } from '../auth/viewer';
+import type { OAuthTokenRecord } from './oauth-token.record';
 
 // The shapes of OAuth tokens that the three token repositories share: the API
 // tokens' (oauth-token.repository.ts), the grant endpoints'
 // (oauth-grant-token.repository.ts) and the authentication lookup's
 // (presented-token.repository.ts).
 
-export interface OAuthTokenRecord {
-  id: bigint;
-  accountId: bigint;
-  clientId: bigint | null;
-  userId: bigint;
-  /** full right after create, else the first 10 characters */
-  token: string;
-  scopes: string[];
-  createdAt: Date;
-  expiresAt: Date | null;
-  usedAt: Date | null;
-  /** how the grant endpoint issued it; null for tokens made by admins */
-  grantType: GrantType | null;
-  /** full right after issue, else its first 10 characters; null when it has none */
-  refreshToken: string | null;
-  refreshTokenExpiresAt: Date | null;
-}
-
-export type GrantType = 'authorization_code' | 'refresh_token' | 'client_credentials';
+// (the record itself lives apart: the viewer carries one, and these types import the viewer)
+export type { GrantType, OAuthTokenRecord } from './oauth-token.record';
 
 /** What a token issued by the grant endpoint is made of (hashes for storage, the texts for the one response). */
 export interface NewGrantToken {

@@ -1,5 +1,6 @@
 import { ArgsType, Field, ID, InputType, ObjectType, registerEnumType } from 'type-graphql';
 import type { AuditLogRecord } from '../../domain/audit/audit-log.service';
+import { AUDIT_SOURCE_TYPES_BY_NAME, type AuditSourceType } from '../../domain/audit/audit-source-types';
 import { Connection, CursorPageArgs } from '../connection';
 
 export enum AuditLogAction {
@@ -9,14 +10,9 @@ export enum AuditLogAction {
 }
 registerEnumType(AuditLogAction, { name: 'AuditLogAction', description: "Zendesk's audit actions" });
 
-export enum AuditLogSourceType {
-  ACCOUNT = 'account',
-  USER = 'user',
-  GROUP = 'group',
-  VOICE_PHONE_NUMBER = 'voice_phone_number',
-  OAUTH_CLIENT = 'oauth_client',
-  OAUTH_TOKEN = 'oauth_token',
-}
+/** the domain's list (domain/audit/audit-source-types.ts) under GraphQL's upper-case names */
+export const AuditLogSourceType = AUDIT_SOURCE_TYPES_BY_NAME;
+export type AuditLogSourceType = AuditSourceType;
 registerEnumType(AuditLogSourceType, { name: 'AuditLogSourceType', description: 'What kind of record changed' });
 
 export enum AuditLogVia {

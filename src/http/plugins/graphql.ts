@@ -9,8 +9,7 @@ import {
   ApolloServerPluginInlineTraceDisabled,
   ApolloServerPluginLandingPageDisabled,
 } from '@apollo/server/plugin/disabled';
-import { DomainError, ServiceUnavailableError } from '../../domain/errors';
-import { isDatabaseUnavailable } from '../../db/errors';
+import { asDomainError } from '../../domain/errors';
 import { contextError, createFormatError, responseHead } from '../../graphql/errors';
 import { graphqlLimits } from '../../graphql/limits';
 import type { GraphQLContext } from '../../graphql/context';
@@ -68,9 +67,8 @@ export const graphql = fp<GraphQLPluginOptions>(async (fastify, { schema, buildC
     let context = contexts.get(request);
     if (!context) {
       context = buildContext(request).catch((err: unknown) => {
-        if (err instanceof DomainError) throw contextError(err);
-        if (isDatabaseUnavailable(err)) throw contextError(new ServiceUnavailableError());
-        throw err;
+        const domain = asDomainError(err);
+        throw domain ? contextError(domain) : err;
       });
       contexts.set(request, context);
     }

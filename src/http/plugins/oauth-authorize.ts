@@ -2,14 +2,14 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import cookie from '@fastify/cookie';
 import type { Services } from '../../domain/services';
 import type { Viewer } from '../../domain/auth/viewer';
-import { BadRequestError, DomainError, RateLimitedError, ServiceUnavailableError } from '../../domain/errors';
-import { isDatabaseUnavailable } from '../../db/errors';
+import { asDomainError, BadRequestError } from '../../domain/errors';
 import { constantTimeEqual, hmacHex, randomUrlSafe } from '../../domain/crypto';
 import { describeScope } from '../../domain/scopes';
 import { authorizationResponseUrl, type AuthorizationRequest } from '../../domain/oauth-server/oauth-server.service';
 import { createHostResolver } from '../request-context';
 import { acceptForms } from '../form-body';
 import { consentPage, errorPage, loginPage } from '../pages/templates';
+import { loginErrorFor, pageErrorFor } from '../pages/page-errors';
 
 // The authorization endpoint (RFC 6749 §4.1.1) as people see it: a login page,
 // then a consent page, then the redirect back to the application with a code.
@@ -77,12 +77,14 @@ export async function authorizePages(fastify: import('fastify').FastifyInstance,
   const secure = (request: FastifyRequest) => request.protocol === 'https' || publicUrl?.startsWith('https:') === true;
   // A person reads these answers: errors are pages too, never JSON or a stack.
   fastify.setErrorHandler((error, request, reply) => {
-    if (error instanceof ServiceUnavailableError || isDatabaseUnavailable(error)) {
-      return page(reply.header('retry-after', '5'), 503, errorPage({ title: 'Please try again', message: 'The service is busy. Please try again in a moment.' }));
+    const known = asDomainError(error);
+    if (known) {
+      const answer = pageErrorFor(known);
+      return page(reply.headers(answer.headers), answer.status, errorPage(answer));
     }
     const status = (error as { statusCode?: number }).statusCode;
-    if (error instanceof DomainError || (status !== undefined && status >= 400 && status < 500)) {
-      return page(reply, 400, errorPage({ title: 'This request cannot be authorized', message: error instanceof DomainError ? error.message : 'The request is malformed.' }));
+    if (status !== undefined && status >= 400 && status < 500) {
+      return page(reply, 400, errorPage({ title: 'This request cannot be authorized', message: 'The request is malformed.' }));
     }
     request.log.error({ err: error }, 'authorization page error');
     return page(reply, 500, errorPage({ title: 'Something went wrong', message: 'Please try again later.' }));
@@ -184,13 +186,11 @@ export async function authorizePages(fastify: import('fastify').FastifyInstance,
         subdomain: account?.subdomain,
       });
     } catch (err) {
-      if (err instanceof RateLimitedError) {
-        reply.header('retry-after', String(err.retryAfter));
-        return again(429, 'Too many attempts. Please wait a few minutes and try again.');
-      }
-      if (err instanceof ServiceUnavailableError) return again(503, 'The service is busy. Please try again in a moment.');
-      if (err instanceof DomainError) return again(401, 'Wrong email or password.');
-      throw err;
+      const known = asDomainError(err);
+      if (!known) throw err;
+      const answer = loginErrorFor(known);
+      reply.headers(answer.headers);
+      return again(answer.status, answer.message);
     }
     if (!viewer || viewer.accountId !== req.client.accountId) return again(401, 'Wrong email or password.');
     startSession(request, reply, viewer);

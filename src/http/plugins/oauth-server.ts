@@ -1,8 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { isDatabaseUnavailable } from '../../db/errors';
-import { DomainError } from '../../domain/errors';
+import { asDomainError } from '../../domain/errors';
 import type { Services } from '../../domain/services';
-import { InvalidClientError, InvalidRequestError, LiveLimitError, OAuthError, ServerError, TemporarilyUnavailableError } from '../../domain/oauth-server/oauth-errors';
+import { InvalidClientError, InvalidRequestError, OAuthError, oauthErrorFor, ServerError } from '../../domain/oauth-server/oauth-errors';
 import { OAUTH_PATHS } from '../../domain/oauth-server/metadata';
 import type { ProtocolRequest } from '../../domain/oauth-server/client-authentication';
 import type { Params } from '../../domain/oauth-server/params';
@@ -30,13 +29,13 @@ function protocolRequest(request: FastifyRequest, subdomain: string | undefined)
 /** Any error as RFC 6749 §5.2 JSON: client mistakes are 4xx, never 500 (a 5xx hides its message). */
 function toOAuthError(error: unknown, request: FastifyRequest): OAuthError {
   if (error instanceof OAuthError) return error;
-  if (error instanceof DomainError && error.code === 'SERVICE_UNAVAILABLE') return new TemporarilyUnavailableError('Try again shortly');
-  if (isDatabaseUnavailable(error)) return new TemporarilyUnavailableError('Try again shortly');
+  const domain = asDomainError(error);
+  const mapped = domain && oauthErrorFor(domain);
+  if (mapped) return mapped;
   const e = error as { code?: string; statusCode?: number };
   if (e.code === 'FST_ERR_CTP_BODY_TOO_LARGE') return Object.assign(new InvalidRequestError('The request body is too large'), { status: 413 });
   if (e.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') return new InvalidRequestError('Send parameters as application/x-www-form-urlencoded or application/json');
-  if (error instanceof DomainError && error.code === 'BAD_REQUEST') return new InvalidRequestError(error.message);
-  if (e.statusCode && e.statusCode >= 400 && e.statusCode < 500) return new InvalidRequestError('The request body is malformed');
+  if (!domain && e.statusCode && e.statusCode >= 400 && e.statusCode < 500) return new InvalidRequestError('The request body is malformed');
   request.log.error({ err: error }, 'oauth endpoint error');
   return new ServerError('Internal error');
 }
@@ -44,8 +43,7 @@ function toOAuthError(error: unknown, request: FastifyRequest): OAuthError {
 function sendOAuthError(reply: FastifyReply, error: OAuthError) {
   reply.headers(NO_STORE);
   if (error instanceof InvalidClientError && error.viaBasic) reply.header('www-authenticate', 'Basic realm="oauth", error="invalid_client"');
-  if (error instanceof TemporarilyUnavailableError) reply.header('retry-after', '5');
-  if (error instanceof LiveLimitError && error.retryAfter !== undefined) reply.header('retry-after', String(error.retryAfter));
+  if (error.retryAfter !== undefined) reply.header('retry-after', String(error.retryAfter));
   return reply.code(error.status).type('application/json; charset=utf-8').send(error.toJSON());
 }
 
