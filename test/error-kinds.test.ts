@@ -1,8 +1,8 @@
 import type { LightMyRequestResponse } from 'fastify';
 import { buildApp, type App } from '../src/app';
 import { createDb, type Db } from '../src/db/create-db';
-import { claimKdfTurn, MAX_CONCURRENT_KDF, MAX_WAITING_KDF } from '../src/domain/auth/passwords';
-import { clientOf } from '../src/domain/auth/authenticator';
+import { claimKdfTurn, MAX_CONCURRENT_KDF, MAX_WAITING_KDF } from '../src/domain/auth/kdf-queue';
+import { clientOf } from '../src/domain/auth/client-address';
 import { RFC7636 } from './helpers/oauth-server';
 import { basicHeader, createTestApp, DEFAULT_LIMITS, TEST_HASH_KEY, type TestContext } from './helpers/test-app';
 
