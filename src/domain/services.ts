@@ -3,6 +3,7 @@ import { TenantSql } from '../db/tenant-sql';
 import type { Limits } from '../config';
 import { Authenticator } from './auth/authenticator';
 import { LoginRepository } from './auth/login.repository';
+import { LoginAttempts } from './auth/login-attempt';
 import { AccountService } from './directory/account.service';
 import { GroupService } from './directory/group.service';
 import { PhoneNumberService } from './directory/phone-number.service';
@@ -36,13 +37,15 @@ export function createServices(options: ServiceOptions) {
   const sql = new TenantSql(db.sql);
   const tokens = new OAuthTokenRepository(sql);
   const logins = new LoginRepository(sql);
+  // one login-attempt protocol for Basic logins and previous-password checks
+  const attempts = new LoginAttempts(logins, limits.loginWindowSeconds);
   const oauthClients = new OAuthClientService(db, new OAuthClientRepository(sql), new OAuthClientSecretRepository(sql), hashKey);
   return {
     db,
     limits,
-    authenticator: new Authenticator({ logins, tokens: new PresentedTokenRepository(sql), hashKey, limits }),
+    authenticator: new Authenticator({ logins, attempts, tokens: new PresentedTokenRepository(sql), hashKey, limits }),
     accounts: new AccountService(db),
-    users: new UserService(db, { logins, hashKey, limits }),
+    users: new UserService(db, { attempts, hashKey, limits }),
     groups: new GroupService(db),
     phoneNumbers: new PhoneNumberService(db),
     oauthClients,
