@@ -29,7 +29,8 @@ export interface AppDeps {
   db: Db;
   /** the composition root's services over the same database (createServices) */
   services: Services;
-  config: Pick<Config, 'hashKey' | 'publicUrl' | 'graphqlIntrospection' | 'logLevel'> & Partial<Pick<Config, 'benchMode' | 'openapiConformance' | 'graphqlExecutor'>>;
+  config: Pick<Config, 'hashKey' | 'publicUrl' | 'graphqlIntrospection' | 'logLevel'> &
+    Partial<Pick<Config, 'benchMode' | 'openapiConformance' | 'graphqlExecutor' | 'trustProxy'>>;
   /** pino options or false; tests pass a stream to capture logs */
   logger?: FastifyServerOptions['logger'];
 }
@@ -53,6 +54,9 @@ export async function buildApp(deps: AppDeps): Promise<App> {
       return typeof given === 'string' && /^[\w.-]{1,64}$/.test(given) ? given : randomUUID();
     },
     routerOptions: { maxParamLength: 200 },
+    // request.ip (login limits, KDF queue, audit log) is X-Forwarded-For's client only
+    // when the peer is one of these proxies; otherwise the peer's own address
+    trustProxy: config.trustProxy ?? false,
     // The router refuses a path with malformed percent-encoding or an over-long
     // segment before any route runs; only a path parameter (an id) can be either,
     // and an id that is not a positive integer is a 404 in the envelope (docs/api.md, "Errors").

@@ -1,5 +1,6 @@
 import { readFileSync, writeFileSync, mkdirSync, existsSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
+import { isIP } from 'node:net';
 import path from 'node:path';
 
 export interface Limits {
@@ -31,6 +32,13 @@ export interface Config {
   databaseUrl?: string;
   dataDir: string;
   publicUrl?: string;
+  /**
+   * The reverse proxies whose X-Forwarded-For is believed (addresses and CIDR
+   * ranges, as Fastify's trustProxy takes them): the client address of the login
+   * limits, the KDF queue and the audit log is then the one they forward. Unset:
+   * the peer's address, whatever the headers say.
+   */
+  trustProxy?: string[];
   logLevel: string;
   webConcurrency: number;
   dbPoolSize: number;
@@ -38,6 +46,8 @@ export interface Config {
   adminPassword?: string;
   /** key of the HMAC that hashes tokens and client secrets at rest */
   hashKey: Buffer;
+  /** what the start logs as warnings (a configuration that works but is unsafe) */
+  warnings: string[];
   graphqlIntrospection: boolean;
   /**
    * What runs GraphQL operations (GraphQL and REST alike): `compiled` (graphql-jit,
@@ -84,26 +94,40 @@ function bool(env: Env, name: string, fallback: boolean): boolean {
   throw new ConfigError(name, `must be true or false, got "${env[name]}"`);
 }
 
-function resolveHashKey(env: Env, mode: Config['env'], dataDir: string, embedded: boolean): Buffer {
+/** The HMAC key, and a warning for the log when it is one anyone can know. */
+function resolveHashKey(env: Env, mode: Config['env'], dataDir: string, embedded: boolean): { key: Buffer; warning?: string } {
   const raw = env.HASH_KEY;
   if (raw !== undefined && raw !== '') {
     if (raw.length < 32) throw new ConfigError('HASH_KEY', 'must be at least 32 characters (e.g. `openssl rand -hex 32`)');
-    return Buffer.from(raw, 'utf8');
+    return { key: Buffer.from(raw, 'utf8') };
   }
   if (mode === 'production') {
     throw new ConfigError('HASH_KEY', 'is required when NODE_ENV=production (tokens and secrets are hashed with it; generate one with `openssl rand -hex 32`)');
   }
-  if (embedded && dataDir !== ':memory:') {
+  if (embedded) {
+    // A throwaway database needs no key that outlives the process.
+    if (dataDir === ':memory:') return { key: randomBytes(32) };
     // The embedded database gets its own key, kept beside it, created once.
     const file = path.join(dataDir, 'hash.key');
     if (!existsSync(file)) {
       mkdirSync(dataDir, { recursive: true });
       writeFileSync(file, randomBytes(32).toString('hex'), { mode: 0o600, flag: 'wx' });
     }
-    return Buffer.from(readFileSync(file, 'utf8').trim(), 'utf8');
+    return { key: Buffer.from(readFileSync(file, 'utf8').trim(), 'utf8') };
   }
-  // Development/test on a shared server: a fixed key so that every process agrees.
-  return Buffer.from('development-only-hash-key-do-not-use-in-production', 'utf8');
+  // On PostgreSQL every process must agree on the key, and one that is written in this
+  // file signs sign-in sessions and CSRF tokens that anyone could then forge: only an
+  // explicit development or test environment may use it, and it is warned about.
+  if (env.NODE_ENV !== 'development' && env.NODE_ENV !== 'test') {
+    throw new ConfigError(
+      'HASH_KEY',
+      'is required with DATABASE_URL (tokens, client secrets and sign-in sessions are signed with it; generate one with `openssl rand -hex 32`), unless NODE_ENV is development or test',
+    );
+  }
+  return {
+    key: Buffer.from('development-only-hash-key-do-not-use-in-production', 'utf8'),
+    warning: `HASH_KEY is not set: using the fixed development key (NODE_ENV=${env.NODE_ENV}), which anyone can read in the source; set HASH_KEY (\`openssl rand -hex 32\`) for any database that matters`,
+  };
 }
 
 export function loadConfig(env: Env = process.env): Config {
@@ -140,7 +164,7 @@ export function loadConfig(env: Env = process.env): Config {
   if (!['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].includes(logLevel)) {
     throw new ConfigError('LOG_LEVEL', `must be one of fatal, error, warn, info, debug, trace, silent; got "${logLevel}"`);
   }
-  const hashKey = resolveHashKey(env, nodeEnv, dataDir, !databaseUrl);
+  const { key: hashKey, warning: hashKeyWarning } = resolveHashKey(env, nodeEnv, dataDir, !databaseUrl);
   if (nodeEnv === 'production' && !publicUrl) {
     // Behind a proxy the Host header is whatever the client sent: links, Location
     // headers and the account's subdomain must come from the configured address.
@@ -156,12 +180,14 @@ export function loadConfig(env: Env = process.env): Config {
     databaseUrl,
     dataDir,
     publicUrl: publicUrl?.replace(/\/+$/, ''),
+    trustProxy: trustedProxies(env),
     logLevel,
     webConcurrency,
     dbPoolSize: int(env, 'DB_POOL_SIZE', 10, 1, 200),
     adminEmail,
     adminPassword,
     hashKey,
+    warnings: hashKeyWarning === undefined ? [] : [hashKeyWarning],
     // Apollo's convention: introspection, the Sandbox landing page and "Did you
     // mean …?" suggestions are off in production unless asked for.
     graphqlIntrospection: bool(env, 'GRAPHQL_INTROSPECTION', nodeEnv !== 'production'),
@@ -178,6 +204,28 @@ export function loadConfig(env: Env = process.env): Config {
     benchMode: bool(env, 'BENCH_MODE', false),
     openapiConformance: nodeEnv === 'test' ? conformance(env) : undefined,
   };
+}
+
+// proxy-addr's names for the loopback, link-local and unique-local (private) ranges
+const PROXY_RANGE_NAMES = ['loopback', 'linklocal', 'uniquelocal'];
+
+/** TRUST_PROXY: a comma-separated list of IP addresses and CIDR ranges (or proxy-addr's range names). */
+function trustedProxies(env: Env): string[] | undefined {
+  const raw = env.TRUST_PROXY?.trim();
+  if (raw === undefined || raw === '') return undefined;
+  const entries = raw.split(',').map((e) => e.trim());
+  for (const entry of entries) {
+    const [address, bits, extra] = entry.split('/');
+    const family = isIP(address);
+    const prefixOk = bits === undefined || (/^\d{1,3}$/.test(bits) && Number(bits) <= (family === 6 ? 128 : 32));
+    if (!PROXY_RANGE_NAMES.includes(entry) && (family === 0 || !prefixOk || extra !== undefined)) {
+      throw new ConfigError(
+        'TRUST_PROXY',
+        `must be a comma-separated list of the reverse proxies' IP addresses or CIDR ranges (e.g. 10.0.0.5,192.168.0.0/16), got "${entry}" in "${raw}"`,
+      );
+    }
+  }
+  return entries;
 }
 
 function executorKind(env: Env): GraphQLExecutorKind {

@@ -108,6 +108,7 @@ async function main(): Promise<void> {
     throw err;
   }
   const log = pino(loggerOptions(config.logLevel));
+  if (cluster.isPrimary) for (const warning of config.warnings) log.warn(warning);
   try {
     if (config.webConcurrency > 1 && cluster.isPrimary) await runPrimary(config, log);
     else await runServer(config, log, cluster.isPrimary);

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { LightMyRequestResponse } from 'fastify';
-import { loginAddressKey, loginEmailKey } from '../src/domain/auth/authenticator';
-import { MAX_CONCURRENT_KDF, MAX_WAITING_KDF } from '../src/domain/auth/passwords';
+import { loginAddressKey, loginEmailKeyPrefix } from '../src/domain/auth/login-keys';
+import { MAX_CONCURRENT_KDF, MAX_WAITING_KDF } from '../src/domain/auth/kdf-queue';
 import { basicHeader, createTestApp, insertToken, TEST_HASH_KEY, type TestContext, type TestUser } from './helpers/test-app';
 
 // Beside the per-email throttle (docs/api.md, "Authentication"), failed Basic attempts are counted per
@@ -33,7 +33,11 @@ async function rows(ctx: TestContext, key: string): Promise<number> {
   return Number(row.n);
 }
 const addressRows = (ctx: TestContext, address: string) => rows(ctx, loginAddressKey(TEST_HASH_KEY, address));
-const emailRows = (ctx: TestContext, email: string) => rows(ctx, loginEmailKey(TEST_HASH_KEY, email.toLowerCase()));
+const emailRows = async (ctx: TestContext, email: string) => {
+  // the email's windows in every account (a window per (account, email))
+  const [row] = await ctx.db.sql<{ n: string | number }>("SELECT count(*) AS n FROM rate_window_hits WHERE key LIKE $1 || '%'", [loginEmailKeyPrefix(TEST_HASH_KEY, email.toLowerCase())]);
+  return Number(row.n);
+};
 
 const stranger = () => `nobody-${randomUUID()}@example.com`;
 

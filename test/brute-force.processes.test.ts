@@ -1,5 +1,5 @@
 import { createDb, type Db } from '../src/db/create-db';
-import { loginAddressKey, loginEmailKey } from '../src/domain/auth/authenticator';
+import { loginAddressKey, loginEmailKey } from '../src/domain/auth/login-keys';
 import { systemActor } from '../src/domain/audit/audit-log.repository';
 import type { AccountService } from '../src/domain/directory/account.service';
 import { createServices, type Services } from '../src/domain/services';
@@ -23,7 +23,7 @@ const WINDOW = 300;
 const PASSWORD = 'the-right-password';
 // the servers' HASH_KEY, so that the test can name the throttle's keys
 const SERVER_HASH_KEY = 'brute-force-processes-hash-key-0123456789';
-const emailKey = (email: string) => loginEmailKey(Buffer.from(SERVER_HASH_KEY, 'utf8'), email);
+const emailKey = (accountId: bigint, email: string) => loginEmailKey(Buffer.from(SERVER_HASH_KEY, 'utf8'), accountId, email);
 
 type Reply = Awaited<ReturnType<typeof graphqlOverHttp>>;
 
@@ -36,8 +36,8 @@ function expectThrottled(res: Reply): number {
   return retryAfter;
 }
 
-async function failureRows(db: Db, email: string): Promise<number> {
-  const [row] = await db.sql<{ n: number }>('SELECT count(*)::int AS n FROM rate_window_hits WHERE key = $1', [emailKey(email)]);
+async function failureRows(db: Db, accountId: bigint, email: string): Promise<number> {
+  const [row] = await db.sql<{ n: number }>('SELECT count(*)::int AS n FROM rate_window_hits WHERE key = $1', [emailKey(accountId, email)]);
   return row.n;
 }
 
@@ -79,7 +79,7 @@ describeOnPostgres('login throttle across two server processes on one database',
     for (const server of servers) expect((await attempt(server, email, PASSWORD)).body.data!.me.email).toBe(email);
 
     for (let i = 0; i < 10; i++) expect((await attempt(servers[i % 2], email, `wrong-${i}`)).status).toBe(401);
-    expect(await failureRows(db!, email)).toBe(10);
+    expect(await failureRows(db!, accountId, email)).toBe(10);
 
     const onA = expectThrottled(await attempt(a, email, PASSWORD));
     const onB = expectThrottled(await attempt(b, email, PASSWORD));
@@ -88,7 +88,7 @@ describeOnPostgres('login throttle across two server processes on one database',
 
     // Switching process does not help, and refused attempts are not counted.
     for (let i = 0; i < 6; i++) expectThrottled(await attempt(servers[i % 2], email, i % 3 ? PASSWORD : `wrong-again-${i}`));
-    expect(await failureRows(db!, email)).toBe(10);
+    expect(await failureRows(db!, accountId, email)).toBe(10);
   });
 
   it('lets at most 10 of 30 concurrent wrong attempts over both processes be tried; the other 20 get 429 without an answer', async () => {
@@ -98,10 +98,10 @@ describeOnPostgres('login throttle across two server processes on one database',
     expect(statuses.filter((s) => s === 401)).toHaveLength(10);
     expect(statuses.filter((s) => s === 429)).toHaveLength(20);
     for (const reply of replies.filter((r) => r.status === 429)) expectThrottled(reply);
-    expect(await failureRows(db!, email)).toBe(10);
+    expect(await failureRows(db!, accountId, email)).toBe(10);
 
     for (const server of servers) expectThrottled(await attempt(server, email, PASSWORD));
-    expect(await failureRows(db!, email)).toBe(10);
+    expect(await failureRows(db!, accountId, email)).toBe(10);
   });
 
   it('deletes attempts that left the window: the email’s own, and the oldest of any key', async () => {
@@ -110,7 +110,7 @@ describeOnPostgres('login throttle across two server processes on one database',
       `INSERT INTO rate_window_hits (id, key, created_at, expires_at)
        SELECT -1000 + g, CASE WHEN g <= 25 THEN 'login-email:sprayed-' || g ELSE $1 END, now() - interval '1 hour', now() - interval '55 minutes'
          FROM generate_series(1, 40) AS g`,
-      [emailKey(email)],
+      [emailKey(accountId, email)],
     );
     const expired = async () => (await db!.sql<{ n: number }>(`SELECT count(*)::int AS n FROM rate_window_hits WHERE created_at < now() - interval '30 minutes'`))[0].n;
     expect(await expired()).toBe(40);
@@ -120,7 +120,7 @@ describeOnPostgres('login throttle across two server processes on one database',
     // its 15 expired attempts are gone, 20 of the 25 sprayed ones too (the 10 oldest
     // expired at each of the attempt's two takes: the address's window, then the
     // email's), and the new failure counted
-    expect(await failureRows(db!, email)).toBe(1);
+    expect(await failureRows(db!, accountId, email)).toBe(1);
     expect(await expired()).toBe(5);
     expect((await attempt(servers[1], 'someone-else@example.com', 'wrong')).status).toBe(401);
     expect(await expired()).toBe(0);
@@ -148,7 +148,7 @@ describe('login throttle bookkeeping on this test database', () => {
 
   it('deletes expired attempts of the failing email and the oldest expired ones of others, never recent ones', async () => {
     const user = await ctx.createUser(await ctx.createAccount(), 'agent', { password: PASSWORD });
-    const key = loginEmailKey(TEST_HASH_KEY, user.email);
+    const key = loginEmailKey(TEST_HASH_KEY, user.accountId, user.email);
     await ctx.db.sql(
       `INSERT INTO rate_window_hits (id, key, created_at, expires_at)
        SELECT -100 + g, CASE WHEN g <= 12 THEN 'login-email:old-' || g ELSE $1 END, now() - interval '1 hour', now() - interval '55 minutes'

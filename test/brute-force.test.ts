@@ -1,4 +1,4 @@
-import { loginEmailKey } from '../src/domain/auth/authenticator';
+import { loginEmailKeyPrefix } from '../src/domain/auth/login-keys';
 import { createTestApp, basicHeader, insertToken, TEST_HASH_KEY, type TestContext, type TestUser } from './helpers/test-app';
 
 // docs/api.md, "Authentication": after 10 failed Basic attempts for one email within the window,
@@ -27,9 +27,9 @@ function expectThrottled(res: Awaited<ReturnType<TestContext['graphql']>>, windo
   return Number(retryAfter);
 }
 
-/** The email's failures as stored: hits of its window (rate_window_take), keyed by an HMAC of the lower-cased email. */
+/** The email's failures as stored: hits of its windows (rate_window_take), keyed by an HMAC of the lower-cased email and the account. */
 async function failureRows(ctx: TestContext, email: string): Promise<number> {
-  const rows = await ctx.db.sql<{ n: string | number }>('SELECT count(*) AS n FROM rate_window_hits WHERE key = $1', [loginEmailKey(TEST_HASH_KEY, email.toLowerCase())]);
+  const rows = await ctx.db.sql<{ n: string | number }>("SELECT count(*) AS n FROM rate_window_hits WHERE key LIKE $1 || '%'", [loginEmailKeyPrefix(TEST_HASH_KEY, email.toLowerCase())]);
   return Number(rows[0].n);
 }
 

@@ -42,7 +42,7 @@ describe('configuration (docs/api.md, "Operations")', () => {
   });
 
   it('runs several workers only on PostgreSQL', () => {
-    expect(loadConfig(env({ WEB_CONCURRENCY: '2', DATABASE_URL: 'postgresql://u@127.0.0.1:5432/db' })).webConcurrency).toBe(2);
+    expect(loadConfig(env({ WEB_CONCURRENCY: '2', DATABASE_URL: 'postgresql://u@127.0.0.1:5432/db', HASH_KEY: 'k'.repeat(32) })).webConcurrency).toBe(2);
   });
 
   it('accepts production with a long enough HASH_KEY and a PUBLIC_URL', () => {
@@ -100,7 +100,7 @@ describe('configuration (docs/api.md, "Operations")', () => {
   it('reads the values it is given', () => {
     const config = loadConfig(
       env({
-        PORT: '8080', HOST: '0.0.0.0', GRAPHQL_INTROSPECTION: 'false', PUBLIC_URL: 'https://help.example.com/', DATABASE_URL: 'postgres://u@h/db',
+        PORT: '8080', HOST: '0.0.0.0', GRAPHQL_INTROSPECTION: 'false', PUBLIC_URL: 'https://help.example.com/', DATABASE_URL: 'postgres://u@h/db', HASH_KEY: 'k'.repeat(32),
         LOGIN_THROTTLE_ADDRESS_FAILURES: '200', OAUTH_USER_LIVE_GRANTS: '20', OAUTH_CLIENT_LIVE_TOKENS: '5000',
       }),
     );
@@ -121,6 +121,61 @@ describe('configuration (docs/api.md, "Operations")', () => {
     expect(existsSync(file)).toBe(true);
     expect(readFileSync(file, 'utf8').trim().length).toBeGreaterThanOrEqual(32);
     expect(loadConfig(env({})).hashKey.equals(first.hashKey)).toBe(true);
+  });
+
+  it('reads TRUST_PROXY as a list of proxy addresses and CIDR ranges, and names it when an entry is neither', () => {
+    expect(loadConfig(env({})).trustProxy).toBeUndefined();
+    expect(loadConfig(env({ TRUST_PROXY: ' 10.0.0.5, 192.168.0.0/16,fd00::/8,::1, loopback ' })).trustProxy).toEqual([
+      '10.0.0.5', '192.168.0.0/16', 'fd00::/8', '::1', 'loopback',
+    ]);
+    for (const bad of ['true', '*', '1', '10.0.0.0/33', '10.0.0.300', 'proxy.internal', '10.0.0.1,', '::1/129', '10.0.0.0/8/1']) {
+      expect(() => loadConfig(env({ TRUST_PROXY: bad }))).toThrow(/^Invalid configuration: TRUST_PROXY must be a comma-separated list of the reverse proxies' IP addresses or CIDR ranges/);
+    }
+  });
+
+  // Without HASH_KEY on PostgreSQL, the key was a constant written in src/config.ts: it
+  // signs hd_oauth_session and the CSRF tokens, so anyone could forge a sign-in.
+  describe('HASH_KEY on PostgreSQL', () => {
+    const POSTGRES = 'postgresql://u@127.0.0.1:1/db';
+
+    it.each<Record<string, string>>([{}, { NODE_ENV: 'staging' }, { NODE_ENV: 'Development' }])('is required unless NODE_ENV is development or test (%j)', (vars) => {
+      expect(() => loadConfig(env({ DATABASE_URL: POSTGRES, ...vars }))).toThrow(
+        new ConfigError(
+          'HASH_KEY',
+          'is required with DATABASE_URL (tokens, client secrets and sign-in sessions are signed with it; generate one with `openssl rand -hex 32`), unless NODE_ENV is development or test',
+        ),
+      );
+    });
+
+    it.each(['development', 'test'])('falls back to the development key with NODE_ENV=%s, with a warning naming HASH_KEY', (mode) => {
+      const config = loadConfig(env({ DATABASE_URL: POSTGRES, NODE_ENV: mode }));
+      expect(config.warnings).toEqual([expect.stringContaining('HASH_KEY is not set')]);
+      // every process of one database agrees on it
+      expect(loadConfig(env({ DATABASE_URL: POSTGRES, NODE_ENV: mode })).hashKey.equals(config.hashKey)).toBe(true);
+    });
+
+    it('warns about nothing with a HASH_KEY, or on the embedded database (its key is generated into DATA_DIR)', () => {
+      expect(loadConfig(env({ DATABASE_URL: POSTGRES, HASH_KEY: 'k'.repeat(32) })).warnings).toEqual([]);
+      expect(loadConfig(env({})).warnings).toEqual([]);
+    });
+
+    it('makes the server refuse to start without it, naming HASH_KEY, with a non-zero exit', async () => {
+      const result = await runToExit(SERVER_JS, [], { DATABASE_URL: POSTGRES, DATA_DIR: data.path, NODE_ENV: undefined }, { timeoutMs: 30_000 });
+      expect(result.code).not.toBe(0);
+      expect(result.stderr).toContain('HASH_KEY is required with DATABASE_URL');
+      expect(result.stderr).not.toMatch(/\n\s+at /);
+    });
+
+    it('logs the warning at start when NODE_ENV=development lets it run without one', async () => {
+      // nothing listens on port 1: the start fails after the configuration was accepted
+      const result = await runToExit(SERVER_JS, [], { DATABASE_URL: POSTGRES, DATA_DIR: data.path, NODE_ENV: 'development' }, { timeoutMs: 30_000 });
+      const warnings = result.stdout
+        .split('\n')
+        .filter((line) => line.startsWith('{'))
+        .map((line) => JSON.parse(line) as { level: number; msg: string })
+        .filter((line) => line.level === 40);
+      expect(warnings.map((w) => w.msg)).toEqual([expect.stringContaining('HASH_KEY is not set: using the fixed development key (NODE_ENV=development)')]);
+    });
   });
 
   it('makes the server refuse to start, naming the variable, with a non-zero exit', async () => {

@@ -2,8 +2,8 @@ import type { LightMyRequestResponse } from 'fastify';
 import { buildApp, type App } from '../src/app';
 import { createDb, type Db } from '../src/db/create-db';
 import { createServices } from '../src/domain/services';
-import { claimKdfTurn, MAX_CONCURRENT_KDF, MAX_WAITING_KDF } from '../src/domain/auth/passwords';
-import { clientOf } from '../src/domain/auth/authenticator';
+import { claimKdfTurn, MAX_CONCURRENT_KDF, MAX_WAITING_KDF } from '../src/domain/auth/kdf-queue';
+import { clientOf } from '../src/domain/auth/client-address';
 import { RFC7636 } from './helpers/oauth-server';
 import { basicHeader, createTestApp, DEFAULT_LIMITS, TEST_HASH_KEY, type TestContext } from './helpers/test-app';
 
@@ -63,11 +63,13 @@ describe('the database out of reach answers 503 with the same Retry-After on eve
 describe('signing in: the same cause answers alike on REST, GraphQL and the login page', () => {
   let ctx: TestContext;
   let clientId: string;
+  let clientAccount: bigint;
   const WINDOW = 300;
 
   beforeAll(async () => {
     ctx = await createTestApp({ limits: { loginFailures: 2, loginWindowSeconds: WINDOW } });
     const account = await ctx.createAccount();
+    clientAccount = account;
     const admin = await ctx.createUser(account, 'admin');
     const created = await ctx.inject({
       method: 'POST', url: '/api/v2/oauth/clients', headers: { authorization: admin.basic },
@@ -92,8 +94,9 @@ describe('signing in: the same cause answers alike on REST, GraphQL and the logi
   }
 
   it('REST, GraphQL and the login page: 429 and one Retry-After, also in GraphQL extensions', async () => {
-    const account = await ctx.createAccount();
-    const user = await ctx.createUser(account, 'agent');
+    // a user of the client's account: the login page signs in there, and the failures
+    // count per (account, email), so the plain host must name the same account's user
+    const user = await ctx.createUser(clientAccount, 'agent');
     const wrong = basicHeader(user.email, 'not-the-password');
     for (let i = 0; i < 2; i++) expect((await ctx.inject({ method: 'GET', url: '/api/v2/users/me.json', headers: { authorization: wrong } })).statusCode).toBe(401);
 

@@ -1,4 +1,5 @@
-import { claimKdfTurn, hashPassword, MAX_CONCURRENT_KDF, MAX_WAITING_KDF, type KdfTurn } from '../src/domain/auth/passwords';
+import { claimKdfTurn, MAX_CONCURRENT_KDF, MAX_WAITING_KDF, type KdfTurn } from '../src/domain/auth/kdf-queue';
+import { hashPassword } from '../src/domain/auth/passwords';
 import { ServiceUnavailableError } from '../src/domain/errors';
 
 // The password KDF's queue (passwords.ts): at most MAX_CONCURRENT_KDF run, at most

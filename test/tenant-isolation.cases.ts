@@ -41,7 +41,7 @@ export const CASES: Record<string, IsolationCase> = {
   'AccountRepository.insert': { crossTenant: 'operator', run: (r) => r.insert({ name: 'isolation-new' }) },
 
   'LoginRepository.lookup': {
-    crossTenant: 'signIn', run: (r, c, t) => r.lookup(throttle, 300, t.endUserEmail, c.subdomain), nothing: (res) => expect(res.candidate).toBeUndefined(),
+    crossTenant: 'signIn', run: (r, c, t) => r.lookup({ emailKey: t.endUserEmail, keyPrefix: 'isolation-key:', limit: 10 }, [], 300, c.subdomain), nothing: (res) => expect(res.candidate).toBeUndefined(),
   },
   'LoginRepository.recordAttempt': { crossTenant: 'loginThrottle', run: (r) => r.recordAttempt(throttle, 300) },
   'LoginRepository.failedNow': { crossTenant: 'loginThrottle', run: (r) => r.failedNow(['1'], 300) },

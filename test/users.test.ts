@@ -1,7 +1,7 @@
 import type { LightMyRequestResponse } from 'fastify';
 import { UNUSABLE_PASSWORD_HASH } from '../src/domain/directory/user.repository';
-import { claimKdfTurn, MAX_CONCURRENT_KDF, MAX_WAITING_KDF } from '../src/domain/auth/passwords';
-import { clientOf } from '../src/domain/auth/authenticator';
+import { claimKdfTurn, MAX_CONCURRENT_KDF, MAX_WAITING_KDF } from '../src/domain/auth/kdf-queue';
+import { clientOf } from '../src/domain/auth/client-address';
 import { auditOf } from './helpers/audit';
 import { basicHeader, createTestApp, insertToken, type TestContext, type TestUser } from './helpers/test-app';
 

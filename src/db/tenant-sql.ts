@@ -21,7 +21,7 @@ interface TenantScope {
 export const CROSS_TENANT = {
   /** Basic sign-in names a user by email: on the bare host in any account (the one whose password matches). */
   signIn: 'sign-in by email on the bare host, before any account is known',
-  /** rate_window_hits rows are keyed by HMACs of emails and addresses; they hold no account's data. */
+  /** rate_window_hits rows are keyed by HMACs of emails (with the account a guess counts against) and of addresses; they hold no account's data. */
   loginThrottle: 'the login throttle counts attempts per key, not per account',
   /** A Bearer token is found by its hash; the account is the token's. */
   presentedToken: 'a presented token is found by its hash before its account is known',

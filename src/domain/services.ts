@@ -2,10 +2,12 @@ import type { Db } from '../db/create-db';
 import { TenantSql } from '../db/tenant-sql';
 import type { Limits } from '../config';
 import { Authenticator } from './auth/authenticator';
+import { LoginAttempts } from './auth/login-attempt';
 import { AccountService } from './directory/account.service';
 import { GroupService } from './directory/group.service';
 import { PhoneNumberService } from './directory/phone-number.service';
 import { UserService } from './directory/user.service';
+import { UserPasswordService } from './directory/user-password.service';
 import { OAuthClientService } from './oauth-clients/oauth-client.service';
 import { CallbackRequestService } from './callback-requests/callback-request.service';
 import { OAuthTokenService } from './oauth-tokens/oauth-token.service';
@@ -30,11 +32,14 @@ export function createServices(options: ServiceOptions) {
   const { db, hashKey, limits } = options;
   // every repository runs its statements through the one tenant-scoped helper
   const repos = repositories(new TenantSql(db.sql));
+  // one login-attempt protocol for Basic logins and previous-password checks
+  const attempts = new LoginAttempts(repos.logins, limits.loginWindowSeconds);
   const oauthClients = new OAuthClientService(db, repos.clients, repos.secrets, repositories, hashKey);
+  const passwords = new UserPasswordService(db, repos.users, repositories, { attempts, hashKey, limits });
   return {
-    authenticator: new Authenticator({ logins: repos.logins, tokens: repos.presentedTokens, hashKey, limits }),
+    authenticator: new Authenticator({ logins: repos.logins, attempts, tokens: repos.presentedTokens, hashKey, limits }),
     accounts: new AccountService(db, repos.accounts, repositories),
-    users: new UserService(db, repos.users, repositories, { logins: repos.logins, hashKey, limits }),
+    users: new UserService(db, repos.users, repositories, passwords),
     groups: new GroupService(db, repos.groups, repositories),
     phoneNumbers: new PhoneNumberService(db, repos.phoneNumbers, repositories),
     oauthClients,

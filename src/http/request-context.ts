@@ -125,7 +125,7 @@ export function createContextBuilder(services: Services, publicUrl: string | und
     const viewer = await services.authenticator.authenticate({
       authorization: header(request, 'authorization'),
       onBehalfOf: header(request, 'x-on-behalf-of'),
-      // Fastify's request.ip: the peer's address (trustProxy is off, so never a header's)
+      // Fastify's request.ip: the peer's address, or the client a trusted proxy (TRUST_PROXY) forwards
       address: request.ip,
       subdomain,
     });

@@ -54,7 +54,7 @@ export function basicHeader(email: string, password: string): string {
 }
 
 export async function createTestApp(
-  options: { limits?: Partial<Limits>; publicUrl?: string; graphqlIntrospection?: boolean; graphqlExecutor?: GraphQLExecutorKind } = {},
+  options: { limits?: Partial<Limits>; publicUrl?: string; graphqlIntrospection?: boolean; graphqlExecutor?: GraphQLExecutorKind; trustProxy?: string[] } = {},
 ): Promise<TestContext> {
   const db = await createTestDb();
   const logs: string[] = [];
@@ -72,6 +72,7 @@ export async function createTestApp(
       publicUrl: options.publicUrl,
       graphqlIntrospection: options.graphqlIntrospection ?? true,
       graphqlExecutor: options.graphqlExecutor,
+      trustProxy: options.trustProxy,
       logLevel: 'info',
       // every answer is checked against the OpenAPI document; test/helpers/openapi-conformance.ts fails the file on a violation
       openapiConformance: 'record',

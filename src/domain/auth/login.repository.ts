@@ -1,7 +1,7 @@
 import type { TenantSql } from '../../db/tenant-sql';
 import type { Role } from './viewer';
 
-// Every statement of a login (authenticator.ts): the credentials' user and the
+// Every statement of a login (basic-login.ts, login-attempt.ts): the credentials' user and the
 // login throttle's rolling windows (rate_window_hits rows of login-… keys; the
 // table's other keys belong to the callback limit, decided inside the database
 // function create_callback_request). The lookup reads users and the windows in
@@ -29,22 +29,38 @@ export class LoginRepository {
   constructor(private readonly db: TenantSql) {}
 
   /**
-   * The hits of each window (the newest `limit`, with the seconds until the oldest
-   * of them leaves), and the one user these credentials can name: on a subdomain
-   * host the active user holding the email in that account, on the plain host the
-   * one in the account with the lowest id.
+   * The one user these credentials can name (on a subdomain host the active user
+   * holding the email in that account, on the plain host the one in the account
+   * with the lowest id), the email's window of the account the guess counts
+   * against (the subdomain's account, or on the plain host the named user's; none
+   * when nobody is named), and the hits of each window (the newest `limit`, with
+   * the seconds until the oldest of them leaves): one statement, one round trip.
+   * The email window's key is `emailKeyPrefix` followed by that account's id, or
+   * '-' (loginEmailKey in login-keys.ts); `others` (the address's) follow it.
    */
   async lookup(
-    windows: LoginWindow[],
+    email: { emailKey: string; keyPrefix: string; limit: number },
+    others: LoginWindow[],
     windowSeconds: number,
-    emailKey: string,
     subdomain: string | undefined,
-  ): Promise<{ counts: { used: number; retryAfter: number }[]; candidate?: UserRow }> {
-    const rows = await this.db.crossTenant<{ used: number; retry_after: number | null } & Partial<UserRow>>(
+  ): Promise<{ windows: LoginWindow[]; counts: { used: number; retryAfter: number }[]; candidate?: UserRow }> {
+    const rows = await this.db.crossTenant<{ key: string; lim: number; used: number; retry_after: number | null } & Partial<UserRow>>(
       'signIn',
-      `SELECT w.used, w.retry_after, u.id, u.account_id, u.role, u.email, u.name, u.password_hash, u.active
-         FROM unnest($1::text[], $2::int[]) WITH ORDINALITY AS k(key, lim, n)
-        CROSS JOIN LATERAL (
+      `WITH host AS (SELECT a.id FROM accounts a WHERE $5::text IS NOT NULL AND a.subdomain = $5::text),
+            cand AS (
+              SELECT c.id, c.account_id, c.role::text AS role, c.email, c.name, c.password_hash, c.active
+                FROM users c
+               WHERE c.email_key = $4 AND c.active AND ($5::text IS NULL OR c.account_id = (SELECT id FROM host))
+               ORDER BY c.account_id
+               LIMIT 1),
+            k AS (
+              SELECT $6::text || coalesce((CASE WHEN $5::text IS NULL THEN (SELECT account_id FROM cand) ELSE (SELECT id FROM host) END)::text, '-') AS key,
+                     $7::int AS lim, 0::bigint AS n
+              UNION ALL
+              SELECT o.key, o.lim, o.n FROM unnest($1::text[], $2::int[]) WITH ORDINALITY AS o(key, lim, n))
+      SELECT k.key, k.lim, w.used, w.retry_after, u.id, u.account_id, u.role, u.email, u.name, u.password_hash, u.active
+        FROM k
+       CROSS JOIN LATERAL (
           SELECT count(*)::int AS used,
                  GREATEST(1, ceil(extract(epoch FROM min(r.created_at) + make_interval(secs => $3::int) - now())))::int AS retry_after
             FROM (SELECT h.created_at FROM rate_window_hits h
@@ -52,19 +68,13 @@ export class LoginRepository {
                    ORDER BY h.created_at DESC
                    LIMIT k.lim) r
         ) w
-         LEFT JOIN LATERAL (
-          SELECT c.id, c.account_id, c.role::text AS role, c.email, c.name, c.password_hash, c.active
-            FROM users c
-           WHERE k.n = 1 AND c.email_key = $4 AND c.active
-             AND ($5::text IS NULL OR c.account_id = (SELECT a.id FROM accounts a WHERE a.subdomain = $5::text))
-           ORDER BY c.account_id
-           LIMIT 1
-        ) u ON true
-        ORDER BY k.n`,
-      [windows.map((w) => w.key), windows.map((w) => w.limit), windowSeconds, emailKey, subdomain ?? null],
+        LEFT JOIN cand u ON k.n = 0
+       ORDER BY k.n`,
+      [others.map((w) => w.key), others.map((w) => w.limit), windowSeconds, email.emailKey, subdomain ?? null, email.keyPrefix, email.limit],
     );
     const first = rows[0];
     return {
+      windows: rows.map((r) => ({ key: r.key, limit: Number(r.lim) })),
       counts: rows.map((r) => ({ used: Number(r.used), retryAfter: r.retry_after ?? 1 })),
       candidate: first?.id === null || first?.id === undefined ? undefined : (first as UserRow),
     };

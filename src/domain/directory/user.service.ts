@@ -1,26 +1,19 @@
 import { tenantTransaction } from '../../db/tenant-sql';
 import type { Repositories, RepositoryFactory, Transactions } from '../repositories';
 import { recordAudit } from '../audit/audit-log.repository';
-import { accountScope, usersVisibleTo, type AccountScope } from '../authorization';
-import { claimKdfTurn, hashPassword, verifyPassword } from '../auth/passwords';
-import { clientOf, loginEmailKey } from '../auth/authenticator';
-import type { LoginRepository } from '../auth/login.repository';
-import type { Limits } from '../../config';
+import { usersVisibleTo, type AccountScope } from '../authorization';
+import { hashPassword } from '../auth/passwords';
 import type { Role, Viewer } from '../auth/viewer';
-import { NotFoundError, RateLimitedError, ServiceUnavailableError, ValidationError, Validator } from '../errors';
+import { NotFoundError, Validator } from '../errors';
 import { parseId } from '../ids';
-import { constantTimeEqual } from '../crypto';
 import { checkOffsetPage, fromTheEnd, type PageSource } from '../pagination';
-import { auditActorOf, booleanField, changedFields, isViewer, scopeOf, textField, type Acting } from './acting';
-import { checkCreate, checkSetPassword, checkUpdate } from './sign-in-power';
-import { endGrantsOfUser } from './password-change';
-import { UNUSABLE_PASSWORD_HASH, type SignedInUserRecord, type UserChanges, type UserRecord, type UserRepository } from './user.repository';
+import { auditActorOf, booleanField, changedFields, scopeOf, textField, type Acting } from './acting';
+import { checkCreate, checkUpdate } from './sign-in-power';
+import { emailField, emailTaken, isUniqueViolation, lastAdmin, passwordField, plural, roleField, ROLES } from './user-fields';
+import { kdfTurnOf, type UserPasswordService } from './user-password.service';
+import { UNUSABLE_PASSWORD_HASH, type UserRepository, type SignedInUserRecord, type UserChanges, type UserRecord } from './user.repository';
 
 export type { UserRecord } from './user.repository';
-
-const ROLES: readonly Role[] = ['admin', 'agent', 'end_user'];
-const PASSWORD_MIN = 8;
-const PASSWORD_MAX = 1024;
 
 export interface CreateUserInput {
   name?: unknown;
@@ -40,65 +33,20 @@ export interface UpdateUserInput {
 /** REST names of the writable fields (the audit log's changed_fields) → record keys */
 const FIELD_NAMES = { name: 'name', email: 'email', role: 'role', active: 'active' } as const;
 
-function roleField(v: Validator, raw: unknown): Role | undefined {
-  if (raw === undefined) return undefined;
-  if (typeof raw === 'string' && (ROLES as readonly string[]).includes(raw)) return raw as Role;
-  v.add('role', 'InvalidValue', `Role: must be one of ${ROLES.join(', ')}`);
-  return undefined;
-}
-
-function emailField(v: Validator, raw: unknown, required: boolean): string | undefined {
-  const email = textField(v, 'email', 'Email', raw, { required, max: 254 });
-  if (email && !/^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(email)) {
-    v.add('email', 'InvalidValue', `Email: ${email} is not properly formatted`);
-    return undefined;
-  }
-  return email ?? undefined;
-}
-
-function passwordField(v: Validator, field: string, label: string, raw: unknown, required: boolean): string | undefined {
-  if (raw === undefined || raw === null) {
-    if (required) v.add(field, 'BlankValue', `${label}: cannot be blank`);
-    return undefined;
-  }
-  if (typeof raw !== 'string') v.add(field, 'InvalidValue', `${label}: must be a string`);
-  else if (raw.length < PASSWORD_MIN) v.add(field, 'InvalidValue', `${label}: must be at least ${PASSWORD_MIN} characters`);
-  else if (raw.length > PASSWORD_MAX) v.add(field, 'TooLong', `${label}: is too long (maximum is ${PASSWORD_MAX} characters)`);
-  else return raw;
-  return undefined;
-}
-
-const emailTaken = (email: string) => new ValidationError({ email: [{ error: 'InvalidValue', description: `Email: ${email} is already being used by another user` }] });
-
-function isUniqueViolation(err: unknown): boolean {
-  return typeof err === 'object' && err !== null && (err as { code?: unknown }).code === '23505';
-}
-
-const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
 
 /**
- * The KDF queue's place of whoever acts: a request's caller by its address, like a
- * Basic login (so an admin setting passwords in a loop holds only its share of the
- * queue and gets 503 when it is full); the CLI and the system, never refused.
- */
-function kdfTurnOf(acting: Acting) {
-  const address = isViewer(acting) ? acting.origin?.ipAddress : undefined;
-  return claimKdfTurn(address === undefined ? undefined : clientOf(address));
-}
-
-/**
- * Users of an account (docs/api.md, "Users"): validation, the last-admin rule, and what
+ * Users of an account (docs/api.md "Users"): validation, the last-admin rule, and what
  * deactivating takes with it. Admins manage the account's users; anyone reads
  * and changes the password of themselves (usersVisibleTo). Every change writes
  * its audit record in the change's transaction.
  */
 export class UserService {
-  /** `guard`: the login throttle and KDF queue that a previous password's check goes through, as a Basic login does. */
+  /** `passwords`: setting passwords (user-password.service.ts), with the login throttle a previous password's check goes through. */
   constructor(
     private readonly db: Transactions,
     private readonly users: UserRepository,
     private readonly repos: RepositoryFactory,
-    private readonly guard: { logins: LoginRepository; hashKey: Buffer; limits: Pick<Limits, 'loginFailures' | 'loginWindowSeconds'> },
+    private readonly passwords: UserPasswordService,
   ) {}
 
   async find(viewer: Viewer, rawId: unknown): Promise<UserRecord | null> {
@@ -237,66 +185,9 @@ export class UserService {
     });
   }
 
-  /**
-   * Sets a password. Anyone sets their own with the right `previousPassword`
-   * (verified with the KDF); admins set another user's of their account without
-   * it (usersVisibleTo: anyone else's id is not found).
-   */
-  async setPassword(viewer: Viewer, rawId: unknown, password: unknown, previousPassword: unknown): Promise<void> {
-    const id = parseId(rawId);
-    const scope = usersVisibleTo(viewer);
-    const found = id === null ? null : await this.users.lock(scope, id, false);
-    if (!found) notFound();
-    const own = found.user.id === viewer.userId && viewer.impersonatorId === undefined;
-    checkSetPassword(viewer, own);
-    const v = new Validator();
-    const next = passwordField(v, 'password', 'Password', password, true);
-    const previous = own ? passwordField(v, 'previous_password', 'Previous password', previousPassword, true) : undefined;
-    v.throwIfAny();
-    if (own && !(await this.verifyPrevious(viewer, found.user, found.passwordHash, previous!))) {
-      throw new ValidationError({ previous_password: [{ error: 'InvalidValue', description: 'Previous password: is not correct' }] });
-    }
-    const passwordHash = await hashPassword(next!, kdfTurnOf(viewer));
-    await tenantTransaction(this.db, async (sql) => {
-      const tx = this.repos(sql);
-      const users = tx.users;
-      const locked = (await users.lock(scope, found.user.id)) ?? notFound();
-      // Changed meanwhile: the previous password that was verified is no longer the current one.
-      if (own && !constantTimeEqual(locked.passwordHash, found.passwordHash)) {
-        throw new ValidationError({ previous_password: [{ error: 'InvalidValue', description: 'Previous password: is not correct' }] });
-      }
-      await users.setPasswordHash(accountScope(viewer), found.user.id, passwordHash);
-      const revoked = await endGrantsOfUser(sql, tx, auditActorOf(viewer), accountScope(viewer), found.user.id);
-      await recordAudit(sql, auditActorOf(viewer), {
-        action: 'update', sourceType: 'user', sourceId: found.user.id, sourceLabel: locked.user.name, changedFields: ['password'],
-        description: `${own ? 'Changed their password' : 'Password set by an admin'}${revoked > 0 ? `; ${plural(revoked, 'token')} revoked` : ''}`,
-      });
-    });
-  }
-
-  /**
-   * A previous password is checked like a Basic login (docs/api.md, "Authentication"):
-   * counted in the email's failed-login window first (10 wrong ones within the
-   * window: 429, the same count as Basic's), one KDF in the caller's place of the
-   * KDF queue (full: 503, not counted), and a success clears the count. So a token
-   * that may change its user's password cannot guess that password faster than
-   * the login page could.
-   */
-  private async verifyPrevious(viewer: Viewer, user: UserRecord, passwordHash: string, previous: string): Promise<boolean> {
-    const guard = this.guard;
-    const window = { key: loginEmailKey(guard.hashKey, user.email.trim().toLowerCase()), limit: guard.limits.loginFailures };
-    const taken = await guard.logins.recordAttempt([window], guard.limits.loginWindowSeconds);
-    if (!('hits' in taken)) throw new RateLimitedError(taken.retryAfter, 'Too many failed password attempts; try again later');
-    let ok: boolean;
-    try {
-      ok = await verifyPassword(previous, passwordHash, kdfTurnOf(viewer));
-    } catch (err) {
-      if (err instanceof ServiceUnavailableError) await guard.logins.takeBack(taken.hits);
-      throw err;
-    }
-    if (ok) await guard.logins.clear(window.key, taken.hits);
-    else await guard.logins.failedNow(taken.hits, guard.limits.loginWindowSeconds);
-    return ok;
+  /** Sets a password (user-password.service.ts). */
+  setPassword(viewer: Viewer, rawId: unknown, password: unknown, previousPassword: unknown): Promise<void> {
+    return this.passwords.setPassword(viewer, rawId, password, previousPassword);
   }
 
   private async updateRow(users: UserRepository, scope: AccountScope, id: bigint, changes: UserChanges, email?: string): Promise<UserRecord> {
@@ -314,13 +205,6 @@ export class UserService {
 async function revokeAccess(tx: Repositories, scope: AccountScope, userId: bigint): Promise<number> {
   await tx.grants.revokeAllOfUser(scope, userId);
   return tx.tokens.revokeAllOfUser(scope, userId);
-}
-
-function lastAdmin(field: 'role' | 'active'): ValidationError {
-  const what = field === 'role' ? 'demoted' : 'deactivated or deleted';
-  return new ValidationError({
-    [field]: [{ error: 'InvalidValue', description: `${field === 'role' ? 'Role' : 'Active'}: the last active admin of the account cannot be ${what}` }],
-  });
 }
 
 function notFound(): never {

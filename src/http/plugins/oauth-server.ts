@@ -20,7 +20,7 @@ function protocolRequest(request: FastifyRequest, subdomain: string | undefined)
   return {
     authorization: Array.isArray(authorization) ? authorization[0] : authorization,
     params: (body as Params | undefined) ?? {},
-    // Fastify's request.ip: the peer's address (trustProxy is off, so never a header's)
+    // Fastify's request.ip: the peer's address, or the client a trusted proxy (TRUST_PROXY) forwards
     origin: { via: 'oauth', requestId: String(request.id), ipAddress: request.ip },
     subdomain,
   };

@@ -1,0 +1,110 @@
+import { tenantTransaction } from '../../db/tenant-sql';
+import type { RepositoryFactory, Transactions } from '../repositories';
+import type { Limits } from '../../config';
+import { recordAudit } from '../audit/audit-log.repository';
+import { accountScope, usersVisibleTo } from '../authorization';
+import { clientOf } from '../auth/client-address';
+import { claimKdfTurn } from '../auth/kdf-queue';
+import type { LoginAttempts } from '../auth/login-attempt';
+import { loginEmailKey } from '../auth/login-keys';
+import { hashPassword, verifyPassword } from '../auth/passwords';
+import type { Viewer } from '../auth/viewer';
+import { constantTimeEqual } from '../crypto';
+import { NotFoundError, ValidationError, Validator } from '../errors';
+import { parseId } from '../ids';
+import { auditActorOf, isViewer, type Acting } from './acting';
+import { endGrantsOfUser } from './password-change';
+import { checkSetPassword } from './sign-in-power';
+import { passwordField, plural } from './user-fields';
+import type { UserRecord, UserRepository } from './user.repository';
+
+/**
+ * The KDF queue's place of whoever acts: a request's caller by its address, like a
+ * Basic login (so an admin setting passwords in a loop holds only its share of the
+ * queue and gets 503 when it is full); the CLI and the system, never refused.
+ */
+export function kdfTurnOf(acting: Acting) {
+  const address = clientAddressOf(acting);
+  return claimKdfTurn(address === undefined ? undefined : clientOf(address));
+}
+
+function clientAddressOf(acting: Acting): string | undefined {
+  return isViewer(acting) ? acting.origin?.ipAddress : undefined;
+}
+
+/** The login throttle a previous password's check goes through, as a Basic login does (the server's; the CLI changes no password). */
+export interface PasswordGuard {
+  attempts: LoginAttempts;
+  hashKey: Buffer;
+  limits: Pick<Limits, 'loginFailures'>;
+}
+
+function notFound(): never {
+  throw new NotFoundError();
+}
+
+const wrongPrevious = () => new ValidationError({ previous_password: [{ error: 'InvalidValue', description: 'Previous password: is not correct' }] });
+
+/** Setting a user's password: one's own with the previous one, or (admins) another user's. */
+export class UserPasswordService {
+  constructor(
+    private readonly db: Transactions,
+    private readonly users: UserRepository,
+    private readonly repos: RepositoryFactory,
+    private readonly guard?: PasswordGuard,
+  ) {}
+
+  /**
+   * Sets a password. Anyone sets their own with the right `previousPassword`
+   * (verified with the KDF); admins set another user's of their account without
+   * it (usersVisibleTo: anyone else's id is not found).
+   */
+  async setPassword(viewer: Viewer, rawId: unknown, password: unknown, previousPassword: unknown): Promise<void> {
+    const id = parseId(rawId);
+    const scope = usersVisibleTo(viewer);
+    const found = id === null ? null : await this.users.lock(scope, id, false);
+    if (!found) notFound();
+    const own = found.user.id === viewer.userId && viewer.impersonatorId === undefined;
+    checkSetPassword(viewer, own);
+    const v = new Validator();
+    const next = passwordField(v, 'password', 'Password', password, true);
+    const previous = own ? passwordField(v, 'previous_password', 'Previous password', previousPassword, true) : undefined;
+    v.throwIfAny();
+    if (own && !(await this.verifyPrevious(viewer, found.user, found.passwordHash, previous!))) throw wrongPrevious();
+    const passwordHash = await hashPassword(next!, kdfTurnOf(viewer));
+    await tenantTransaction(this.db, async (sql) => {
+      const tx = this.repos(sql);
+      const users = tx.users;
+      const locked = (await users.lock(scope, found.user.id)) ?? notFound();
+      // Changed meanwhile: the previous password that was verified is no longer the current one.
+      if (own && !constantTimeEqual(locked.passwordHash, found.passwordHash)) throw wrongPrevious();
+      await users.setPasswordHash(accountScope(viewer), found.user.id, passwordHash);
+      // a new password ends what the old one opened: the user's grants and their tokens, and (by its stamp) every sign-in session
+      const revoked = await endGrantsOfUser(sql, tx, auditActorOf(viewer), accountScope(viewer), found.user.id);
+      await recordAudit(sql, auditActorOf(viewer), {
+        action: 'update', sourceType: 'user', sourceId: found.user.id, sourceLabel: locked.user.name, changedFields: ['password'],
+        description: `${own ? 'Changed their password' : 'Password set by an admin'}${revoked > 0 ? `; ${plural(revoked, 'token')} revoked` : ''}`,
+      });
+    });
+  }
+
+  /**
+   * A previous password is guessed like a Basic login (docs/api.md "Authentication"),
+   * through the same protocol (login-attempt.ts): counted in the failed-login window
+   * of the user's (account, email) — the same count as Basic's there —, one KDF in
+   * the caller's place of the KDF queue (full: 503, not counted), and a success
+   * clears the count. So a token that may change its user's password cannot guess
+   * that password faster than the login page could.
+   */
+  private async verifyPrevious(viewer: Viewer, user: UserRecord, passwordHash: string, previous: string): Promise<boolean> {
+    const guard = this.guard;
+    if (!guard) return verifyPassword(previous, passwordHash);
+    const address = clientAddressOf(viewer);
+    return guard.attempts.attempt({
+      windows: [{ key: loginEmailKey(guard.hashKey, user.accountId, user.email.trim().toLowerCase()), limit: guard.limits.loginFailures }],
+      client: address === undefined ? undefined : clientOf(address),
+      verify: (turn) => verifyPassword(previous, passwordHash, turn),
+      throttled: 'Too many failed password attempts; try again later',
+    });
+  }
+}
