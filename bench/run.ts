@@ -19,9 +19,11 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'nod
 import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
+import { loadConfig } from '../src/config';
 import { createDb } from '../src/db/create-db';
 import { applyMigrations } from '../src/db/schema-engine';
-import { CursorCodec } from '../src/domain/pagination';
+import type { CursorCodec } from '../src/domain/pagination';
+import { createServices } from '../src/domain/services';
 import type { LoadResult, LoadSpec, RequestVariant } from './load';
 import { freePort, waitForHttp } from './net';
 import { startPostgres, type ThrowawayPostgres } from './postgres';
@@ -450,12 +452,16 @@ async function main(): Promise<void> {
     const tables = Number((await probe.query(`SELECT count(*) AS n FROM pg_tables WHERE schemaname = 'public'`)).rows[0].n);
     await probe.end();
     if (tables > 0) throw new Error('the benchmark database must be empty (BENCH_DATABASE_URL points at a database with tables)');
+    const hashKey = randomBytes(32).toString('hex');
+    const common = { DATABASE_URL: url, HASH_KEY: hashKey, DB_POOL_SIZE: String(opts.pool) };
     const migrator = await createDb({ databaseUrl: url, poolSize: 2 });
     await applyMigrations(migrator.migrationFactory());
+    // the scenarios' cursors, from the service's own codec: the composition root over the configuration the service reads
+    const config = loadConfig(common);
+    const { cursors } = createServices({ db: migrator, hashKey: config.hashKey, limits: config.limits });
     await migrator.close();
 
     // 2. seed
-    const hashKey = randomBytes(32).toString('hex');
     // Basic users: a fresh set for the warm-up and for each measurement of scenario 8
     const fixture = await seed({
       url, hashKey, tokens: opts.tokens, callbackAccounts: opts.callbackAccounts, basicUsers: opts.basicUsers * measurementsOf8, log,
@@ -466,7 +472,6 @@ async function main(): Promise<void> {
     // 3. servers (same Node, NODE_ENV=production, LOG_LEVEL=warn)
     const profiles = path.join(opts.out, 'profiles');
     if (opts.cpuProf || opts.heapSampling) mkdirSync(profiles, { recursive: true });
-    const common = { DATABASE_URL: url, HASH_KEY: hashKey, DB_POOL_SIZE: String(opts.pool) };
     const [service, ceiling, floor, listFloor] = await Promise.all([
       startServer('service', path.join(ROOT, 'dist/src/main.js'), { ...common, BENCH_MODE: 'true', WEB_CONCURRENCY: String(opts.workers), GRAPHQL_EXECUTOR: opts.executor }, [...opts.nodeArgs, ...(opts.cpuProf ? ['--cpu-prof', `--cpu-prof-dir=${profiles}`] : [])]),
       startServer('ceiling', path.join(__dirname, 'references/ceiling.js'), {}),
@@ -475,7 +480,7 @@ async function main(): Promise<void> {
     ]);
     log(`service (pid ${service.child.pid}, ${opts.workers} worker(s), pool ${opts.pool}), ceiling, floor and list floor listening`);
 
-    const all = scenarios(fixture, opts, new CursorCodec(Buffer.from(hashKey, 'utf8')));
+    const all = scenarios(fixture, opts, cursors);
     if (all.map((s) => s.id).join() !== SCENARIO_IDS.join() || all.some((s) => !!s.beside !== WITH_BESIDE.has(s.id))) {
       throw new Error('bench/run.ts: SCENARIO_IDS and WITH_BESIDE must list the scenarios as scenarios() defines them');
     }

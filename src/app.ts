@@ -5,7 +5,7 @@ import path from 'node:path';
 import Fastify, { LogController, type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import type { Config } from './config';
 import type { Db } from './db/create-db';
-import { createServices, type Services } from './domain/services';
+import type { Services } from './domain/services';
 import { buildGraphQLSchema } from './graphql/schema';
 import { createContextBuilder } from './http/request-context';
 import { internalError, notFound } from './http/error-envelope';
@@ -23,13 +23,13 @@ import { rest } from './http/plugins/rest';
 import { restRoutes } from './rest/routes';
 import { PROJECT_ROOT } from './project-root';
 
-export { BODY_LIMIT };
-
 const API_VERSION = (JSON.parse(readFileSync(path.join(PROJECT_ROOT, 'package.json'), 'utf8')) as { version: string }).version;
 
 export interface AppDeps {
   db: Db;
-  config: Pick<Config, 'hashKey' | 'limits' | 'publicUrl' | 'graphqlIntrospection' | 'logLevel'> &
+  /** the composition root's services over the same database (createServices) */
+  services: Services;
+  config: Pick<Config, 'hashKey' | 'publicUrl' | 'graphqlIntrospection' | 'logLevel'> &
     Partial<Pick<Config, 'benchMode' | 'openapiConformance' | 'graphqlExecutor' | 'trustProxy'>>;
   /** pino options or false; tests pass a stream to capture logs */
   logger?: FastifyServerOptions['logger'];
@@ -42,7 +42,7 @@ export interface App {
 
 /** Builds the HTTP application over a database, from its plugins; never listens (main.ts does). */
 export async function buildApp(deps: AppDeps): Promise<App> {
-  const { db, config } = deps;
+  const { db, services, config } = deps;
   const fastify = Fastify({
     logger: deps.logger ?? { level: config.logLevel },
     bodyLimit: BODY_LIMIT,
@@ -59,11 +59,10 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     trustProxy: config.trustProxy ?? false,
     // The router refuses a path with malformed percent-encoding or an over-long
     // segment before any route runs; only a path parameter (an id) can be either,
-    // and an id that is not a positive integer is a 404 in the envelope (API.md §4).
+    // and an id that is not a positive integer is a 404 in the envelope (docs/api.md, "Errors").
     frameworkErrors: (error, _request, reply) =>
       sendError(reply, error.code === 'FST_ERR_BAD_URL' || error.code === 'FST_ERR_MAX_PARAM_LENGTH' ? notFound() : internalError()),
   });
-  const services = createServices({ db, hashKey: config.hashKey, limits: config.limits });
   const buildContext = createContextBuilder(services, config.publicUrl);
   const schema = buildGraphQLSchema();
   const executor = config.graphqlExecutor ?? 'compiled';

@@ -6,16 +6,17 @@ import { createDb, type Db } from './db/create-db';
 import { applyMigrations } from './db/schema-engine';
 import { DatabaseInUseError } from './db/dir-lock';
 import { bootstrapAdmin } from './domain/directory/bootstrap';
+import { createServices, type Services } from './domain/services';
 import { buildApp } from './app';
 import { loggerOptions } from './logger';
 
 const SHUTDOWN_GRACE_MS = 10_000;
 
 /** Migrations and the first admin, under the migration lock (once across concurrent starters). */
-async function prepareDatabase(db: Db, config: Config, log: pino.Logger): Promise<void> {
+async function prepareDatabase(db: Db, services: Services, config: Config, log: pino.Logger): Promise<void> {
   const applied = await db.withMigrationLock(async () => {
     const names = await applyMigrations(db.migrationFactory());
-    const boot = await bootstrapAdmin(db, { email: config.adminEmail, password: config.adminPassword });
+    const boot = await bootstrapAdmin(services, { email: config.adminEmail, password: config.adminPassword });
     if (boot.created) {
       if (boot.generatedPassword) {
         // Shown once, on the very first start; log in with it and change it.
@@ -31,8 +32,9 @@ async function prepareDatabase(db: Db, config: Config, log: pino.Logger): Promis
 
 async function runServer(config: Config, log: pino.Logger, prepare: boolean): Promise<void> {
   const db = await createDb({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolSize: config.dbPoolSize, countStatements: config.benchMode });
-  if (prepare) await prepareDatabase(db, config, log);
-  const { fastify } = await buildApp({ db, config, logger: loggerOptions(config.logLevel) });
+  const services = createServices({ db, hashKey: config.hashKey, limits: config.limits });
+  if (prepare) await prepareDatabase(db, services, config, log);
+  const { fastify } = await buildApp({ db, services, config, logger: loggerOptions(config.logLevel) });
   let stopping = false;
   // Responses sent while shutting down close their keep-alive connection: fastify.close()
   // waits for every connection, and one left idle would hold it until keepAliveTimeout.
@@ -69,7 +71,7 @@ async function runServer(config: Config, log: pino.Logger, prepare: boolean): Pr
 async function runPrimary(config: Config, log: pino.Logger): Promise<void> {
   // Migrate once here, then fork workers that share the port.
   const db = await createDb({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolSize: 2 });
-  await prepareDatabase(db, config, log);
+  await prepareDatabase(db, createServices({ db, hashKey: config.hashKey, limits: config.limits }), config, log);
   await db.close();
   let stopping = false;
   // a worker that could not drain in time (exit 1) makes the whole shutdown a failure

@@ -1,11 +1,11 @@
 import { auditOf } from './helpers/audit';
 import { createTestApp, insertToken, type TestContext, type TestUser } from './helpers/test-app';
 
-// API.md "Account settings": admins read and change the account's omnichannel routing.
+// docs/api.md, "Account settings": admins read and change the account's omnichannel routing.
 
 const json = { 'content-type': 'application/json' };
 
-describe('account settings (API.md "Account settings")', () => {
+describe('account settings (docs/api.md, "Account settings")', () => {
   let ctx: TestContext;
   let account: bigint;
   let admin: TestUser;

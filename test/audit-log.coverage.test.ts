@@ -3,7 +3,7 @@ import { restRoutes } from '../src/rest/routes';
 import { basicClientAuth, REDIRECT, RFC7636, startOAuthStack, type OAuthStack, type RegisteredClient } from './helpers/oauth-server';
 import { insertToken, type TestUser } from './helpers/test-app';
 
-// The audit log records every administrative change (API.md "Audit log"), in the
+// The audit log records every administrative change (docs/api.md, "Audit log"), in the
 // change's own transaction. Tables below, keyed by GraphQL Mutation field and by
 // REST route, say what each change must write; the first tests fail when the
 // schema or the routes grow a change that no row (and no exemption) covers.
@@ -542,7 +542,7 @@ interface AuditRow {
   ip_address: string | null;
 }
 
-describe('audit log: every change to clients, tokens and the directory writes its record (API.md "Audit log")', () => {
+describe('audit log: every change to clients, tokens and the directory writes its record (docs/api.md, "Audit log")', () => {
   let s: OAuthStack;
   let k: Kit;
 

@@ -3,7 +3,7 @@ import { buildGraphQLSchema } from '../src/graphql/schema';
 import { operationCost } from '../src/graphql/limits';
 import { createTestApp, insertToken, type TestContext, type TestUser } from './helpers/test-app';
 
-// The audit log's read API (API.md "Audit log"): GET /api/v2/audit_logs[/{id}]
+// The audit log's read API (docs/api.md, "Audit log"): GET /api/v2/audit_logs[/{id}]
 // and GraphQL auditLogs/auditLog, on records seeded straight into the table
 // (their writing is test/audit-log.coverage.test.ts's subject).
 

@@ -2,7 +2,7 @@ import { createTestApp, insertToken, basicHeader, type TestContext, type TestUse
 
 const ME = '{ me { id email role authenticatedVia } }';
 
-describe('authentication (API.md §2)', () => {
+describe('authentication (docs/api.md, "Authentication")', () => {
   let ctx: TestContext;
   let admin: TestUser;
 

@@ -2,7 +2,7 @@ import { getNamedType, isObjectType, type GraphQLField, type GraphQLObjectType }
 import { buildGraphQLSchema } from '../src/graphql/schema';
 import { createTestApp, insertToken, type TestContext, type TestUser } from './helpers/test-app';
 
-// The authorization matrix (API.md §3), generated from the schema: every root
+// The authorization matrix (docs/api.md, "Scopes and roles"), generated from the schema: every root
 // field, with every field path below it up to depth 3, for every kind of caller.
 // RULES below states the expected outcome of each field of each type; a type or
 // field that it does not classify fails the first test, so nothing new reaches
@@ -141,7 +141,7 @@ function gateOutcome(gate: Gate, principal: Principal, credential: Credential): 
 
 /** A request that fails as a whole, before any field (authentication). */
 function requestOutcome(principal: Principal, credential: Credential): Outcome | undefined {
-  if (credential === 'invalidScope') return 'FORBIDDEN'; // seed §4.3 rule 6: every request
+  if (credential === 'invalidScope') return 'FORBIDDEN'; // an invalid scope (docs/api.md, "Scopes and roles"): every request
   if (principal === 'impersonated' && credential === 'basic') return 'FORBIDDEN'; // X-On-Behalf-Of with Basic
   return undefined;
 }
@@ -196,7 +196,7 @@ function valuesAt(data: unknown, path: string[]): unknown[] {
   return current.flatMap((v) => (Array.isArray(v) ? v : [v]));
 }
 
-describe('authorization matrix: every field path up to depth 3 × every kind of caller (API.md §3)', () => {
+describe('authorization matrix: every field path up to depth 3 × every kind of caller (docs/api.md, "Scopes and roles")', () => {
   let ctx: TestContext;
   let users: Record<'admin' | 'agent' | 'endUser', TestUser>;
   let account: bigint;

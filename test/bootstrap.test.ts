@@ -1,7 +1,7 @@
 import { bootstrapAdmin } from '../src/domain/directory/bootstrap';
 import { createTestApp, basicHeader, type TestContext } from './helpers/test-app';
 
-// API.md §9: when the database has no user at all, the server creates account
+// docs/api.md, "Operations": when the database has no user at all, the server creates account
 // "default" (if missing) and an admin in it, with ADMIN_PASSWORD or a random
 // password shown once.
 
@@ -17,7 +17,7 @@ describe('bootstrapAdmin on an empty database', () => {
   afterAll(() => ctx.close());
 
   it('creates account "default" with one admin and returns a generated password', async () => {
-    const result = await bootstrapAdmin(ctx.db, { email: 'root@example.com' });
+    const result = await bootstrapAdmin(ctx.app.services, { email: 'root@example.com' });
     expect(result).toEqual({ created: true, email: 'root@example.com', generatedPassword: expect.any(String) });
     generated = result.generatedPassword!;
     expect(generated.length).toBeGreaterThanOrEqual(16);
@@ -47,7 +47,7 @@ describe('bootstrapAdmin on an empty database', () => {
   });
 
   it('creates nothing the second time', async () => {
-    const result = await bootstrapAdmin(ctx.db, { email: 'another@example.com' });
+    const result = await bootstrapAdmin(ctx.app.services, { email: 'another@example.com' });
     expect(result).toEqual({ created: false });
     expect(await ctx.db.prisma.account.count()).toBe(1);
     expect(await ctx.db.prisma.user.count()).toBe(1);
@@ -65,7 +65,7 @@ describe('bootstrapAdmin with a password given', () => {
 
   it('uses it, returns no generated password, and reuses an existing "default" account', async () => {
     const existing = await ctx.createAccount('default');
-    const result = await bootstrapAdmin(ctx.db, { email: 'admin@example.com', password: 'chosen-password-1' });
+    const result = await bootstrapAdmin(ctx.app.services, { email: 'admin@example.com', password: 'chosen-password-1' });
     expect(result.created).toBe(true);
     expect(result.generatedPassword).toBeUndefined();
 

@@ -1,4 +1,3 @@
-import { AccountService } from '../src/domain/directory/account.service';
 import { basicHeader, createTestApp, type TestContext, type TestUser } from './helpers/test-app';
 
 // The Basic throttle's failures and their reset belong to (account, email): a guess
@@ -24,7 +23,7 @@ describe('brute-force throttle per (account, email)', () => {
 
   beforeAll(async () => {
     ctx = await createTestApp();
-    const accounts = new AccountService(ctx.db);
+    const accounts = ctx.app.services.accounts;
     // A is older (lower id) than B: the plain host names A's holder of a shared email
     const a = await accounts.create(`Victim Co ${process.pid}`, `victim-${process.pid}`);
     const b = await accounts.create(`Twin Co ${process.pid}`, `twin-${process.pid}`);
@@ -63,7 +62,7 @@ describe('brute-force throttle on the plain host names one account', () => {
 
   beforeAll(async () => {
     ctx = await createTestApp();
-    const accounts = new AccountService(ctx.db);
+    const accounts = ctx.app.services.accounts;
     const a = await accounts.create(`Older Co ${process.pid}`, `older-${process.pid}`);
     const b = await accounts.create(`Newer Co ${process.pid}`, `newer-${process.pid}`);
     hostA = `${a.subdomain}.localhost`;

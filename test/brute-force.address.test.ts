@@ -4,7 +4,7 @@ import { loginAddressKey, loginEmailKeyPrefix } from '../src/domain/auth/login-k
 import { MAX_CONCURRENT_KDF, MAX_WAITING_KDF } from '../src/domain/auth/kdf-queue';
 import { basicHeader, createTestApp, insertToken, TEST_HASH_KEY, type TestContext, type TestUser } from './helpers/test-app';
 
-// Beside the per-email throttle (API.md §2.5), failed Basic attempts are counted per
+// Beside the per-email throttle (docs/api.md, "Authentication"), failed Basic attempts are counted per
 // client address (request.ip; an IPv6 address by its /64), in the database: past
 // the limit, every Basic attempt from that address answers 429 with Retry-After,
 // whatever the email, the right password included. And the password KDF's waiting

@@ -1,13 +1,13 @@
 import { createDb, type Db } from '../src/db/create-db';
 import { loginAddressKey, loginEmailKey } from '../src/domain/auth/login-keys';
 import { systemActor } from '../src/domain/audit/audit-log.repository';
-import { AccountService } from '../src/domain/directory/account.service';
-import { UserService } from '../src/domain/directory/user.service';
-import { basicHeader, createTestApp, TEST_HASH_KEY, type TestContext } from './helpers/test-app';
+import type { AccountService } from '../src/domain/directory/account.service';
+import { createServices, type Services } from '../src/domain/services';
+import { basicHeader, createTestApp, DEFAULT_LIMITS, TEST_HASH_KEY, type TestContext } from './helpers/test-app';
 import { describeOnPostgres, freshPostgresDatabase } from './helpers/postgres';
 import { graphqlOverHttp, killAll, startServer, type ServerHandle } from './helpers/processes';
 
-// API.md §2.5 across processes: after 10 failed Basic attempts for one email in
+// docs/api.md, "Authentication" across processes: after 10 failed Basic attempts for one email in
 // the window, every further attempt on ANY process answers 429 with Retry-After,
 // even with the right password. Concurrent attempts cannot get past the limit:
 // each full verification is counted before it runs, under a per-email lock in
@@ -45,12 +45,13 @@ describeOnPostgres('login throttle across two server processes on one database',
   let database: Awaited<ReturnType<typeof freshPostgresDatabase>>;
   let db: Db | undefined;
   let servers: ServerHandle[] = [];
+  let services: Services | undefined;
   let directory: AccountService;
   let accountId: bigint;
 
   const attempt = (server: ServerHandle, email: string, password: string) => graphqlOverHttp(server.url, ME, { authorization: basicHeader(email, password) });
   const newUser = async (email: string) => {
-    await new UserService(db!).create(systemActor(accountId), { name: email, email, password: PASSWORD, role: 'agent' });
+    await services!.users.create(systemActor(accountId), { name: email, email, password: PASSWORD, role: 'agent' });
     return email;
   };
 
@@ -59,7 +60,8 @@ describeOnPostgres('login throttle across two server processes on one database',
     const env = { DATABASE_URL: database.url, ADMIN_PASSWORD: 'bootstrap-admin-pw', WEB_CONCURRENCY: '1', HASH_KEY: SERVER_HASH_KEY };
     servers = await Promise.all([startServer(env), startServer(env)]);
     db = await createDb({ databaseUrl: database.url, poolSize: 2 });
-    directory = new AccountService(db);
+    services = createServices({ db, hashKey: Buffer.from(SERVER_HASH_KEY, 'utf8'), limits: DEFAULT_LIMITS });
+    directory = services.accounts;
     accountId = (await directory.list()).find((a) => a.name === 'default')!.id;
   }, 90_000);
 

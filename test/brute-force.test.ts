@@ -1,7 +1,7 @@
 import { loginEmailKeyPrefix } from '../src/domain/auth/login-keys';
 import { createTestApp, basicHeader, insertToken, TEST_HASH_KEY, type TestContext, type TestUser } from './helpers/test-app';
 
-// API.md §2.5: after 10 failed Basic attempts for one email within the window,
+// docs/api.md, "Authentication": after 10 failed Basic attempts for one email within the window,
 // further Basic attempts for that email get 429 with Retry-After until the window
 // passes, even with the right password. The count lives in the database.
 
@@ -33,7 +33,7 @@ async function failureRows(ctx: TestContext, email: string): Promise<number> {
   return Number(rows[0].n);
 }
 
-describe('brute-force throttle on Basic auth (API.md §2.5)', () => {
+describe('brute-force throttle on Basic auth (docs/api.md, "Authentication")', () => {
   let ctx: TestContext;
   let account: bigint;
   let victim: TestUser;

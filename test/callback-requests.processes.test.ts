@@ -1,9 +1,8 @@
-import { createDb, type Db } from '../src/db/create-db';
+import { createDb } from '../src/db/create-db';
 import { systemActor } from '../src/domain/audit/audit-log.repository';
-import { AccountService } from '../src/domain/directory/account.service';
-import { PhoneNumberService } from '../src/domain/directory/phone-number.service';
-import { UserService } from '../src/domain/directory/user.service';
-import { basicHeader } from './helpers/test-app';
+import { createServices } from '../src/domain/services';
+import { basicHeader, DEFAULT_LIMITS, TEST_HASH_KEY } from './helpers/test-app';
+import { withPrisma, type TestDb } from './helpers/test-db';
 import { describeOnPostgres, freshPostgresDatabase } from './helpers/postgres';
 import { graphqlOverHttp, killAll, startServer, type ServerHandle } from './helpers/processes';
 
@@ -14,7 +13,7 @@ const PATH = '/api/v2/channels/voice/callback_requests';
 
 describeOnPostgres('callback request rate limit across two server processes', () => {
   let database: Awaited<ReturnType<typeof freshPostgresDatabase>>;
-  let db: Db | undefined;
+  let db: TestDb | undefined;
   const servers: ServerHandle[] = [];
 
   beforeAll(async () => {
@@ -22,7 +21,7 @@ describeOnPostgres('callback request rate limit across two server processes', ()
     // Started together: one migrates and creates the admin under the migration lock, the other waits.
     const env = { DATABASE_URL: database.url, ADMIN_PASSWORD, WEB_CONCURRENCY: '1' };
     servers.push(...(await Promise.all([startServer(env), startServer(env)])));
-    db = await createDb({ databaseUrl: database.url, poolSize: 2 });
+    db = withPrisma(await createDb({ databaseUrl: database.url, poolSize: 2 }));
   }, 90_000);
 
   afterAll(async () => {
@@ -33,13 +32,13 @@ describeOnPostgres('callback request rate limit across two server processes', ()
   }, 30_000);
 
   it('lets exactly 30 of 100 concurrent requests through, and not another account', async () => {
-    const accounts = new AccountService(db!);
-    const phones = new PhoneNumberService(db!);
+    // (what these fixtures store depends on no hash key)
+    const { accounts, phoneNumbers: phones, users } = createServices({ db: db!, hashKey: TEST_HASH_KEY, limits: DEFAULT_LIMITS });
     const main = (await accounts.list()).find((a) => a.name === 'default')!;
     const mainPhone = await phones.create(systemActor(main.id), { number: '+12518717081', callbackEnabled: false });
     const second = await accounts.create('second');
     const secondPhone = await phones.create(systemActor(second.id), { number: '+12518717082', callbackEnabled: true });
-    await new UserService(db!).create(systemActor(second.id), { name: 'agent', email: 'agent@second.example', password: 'second-agent-pw', role: 'agent' });
+    await users.create(systemActor(second.id), { name: 'agent', email: 'agent@second.example', password: 'second-agent-pw', role: 'agent' });
     const admin = basicHeader('admin@example.com', ADMIN_PASSWORD);
     const agent = basicHeader('agent@second.example', 'second-agent-pw');
 

@@ -56,7 +56,7 @@ const stored = (ctx: TestContext, accountId: bigint) => ctx.db.prisma.callbackRe
 // the account's hits in its callback window (rate_window_take's key '<bucket>:<account id>')
 const hits = (ctx: TestContext, accountId: bigint) => ctx.db.prisma.rateWindowHit.count({ where: { key: `callback_requests:${accountId}` } });
 
-describe('voice callback requests (API.md §7)', () => {
+describe('voice callback requests (docs/api.md, "Voice callback requests")', () => {
   let ctx: TestContext;
   let t: Tenant;
   let other: Tenant;

@@ -7,7 +7,7 @@ import { basicHeader } from './helpers/test-app';
 import { createDb } from '../src/db/create-db';
 import { describeIf } from './helpers/skip';
 
-// API.md §9, end to end with real processes: the CLI manages accounts, users,
+// docs/api.md, "Operations", end to end with real processes: the CLI manages accounts, users,
 // phone numbers and groups, printing JSON; the server then serves what it wrote.
 // PGlite runs use an embedded database in a temp DATA_DIR; PostgreSQL runs use a
 // fresh database on the test server.
@@ -32,7 +32,7 @@ function expectNoSecrets(stdout: string): void {
   for (const pw of Object.values(PASSWORDS)) expect(stdout).not.toContain(pw);
 }
 
-describe('CLI and server on one database (API.md §9)', () => {
+describe('CLI and server on one database (docs/api.md, "Operations")', () => {
   let data: ReturnType<typeof tempDir>;
   let env: Record<string, string>;
   let dropDatabase: (() => Promise<void>) | undefined;

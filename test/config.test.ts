@@ -4,9 +4,9 @@ import { loadConfig, ConfigError } from '../src/config';
 import { runToExit, SERVER_JS, tempDir } from './helpers/processes';
 
 // Configuration comes from environment variables only and is validated at start
-// with a message naming the bad variable (API.md §9).
+// with a message naming the bad variable (docs/api.md, "Operations").
 
-describe('configuration (API.md §9)', () => {
+describe('configuration (docs/api.md, "Operations")', () => {
   const data = tempDir('config-test-');
   // DATA_DIR always points at a temp folder: the embedded database's key file
   // must never be written into the repository.

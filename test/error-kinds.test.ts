@@ -1,6 +1,7 @@
 import type { LightMyRequestResponse } from 'fastify';
 import { buildApp, type App } from '../src/app';
 import { createDb, type Db } from '../src/db/create-db';
+import { createServices } from '../src/domain/services';
 import { claimKdfTurn, MAX_CONCURRENT_KDF, MAX_WAITING_KDF } from '../src/domain/auth/kdf-queue';
 import { clientOf } from '../src/domain/auth/client-address';
 import { RFC7636 } from './helpers/oauth-server';
@@ -25,7 +26,7 @@ describe('the database out of reach answers 503 with the same Retry-After on eve
   beforeAll(async () => {
     // Nothing listens on port 1: a real connection failure.
     db = await createDb({ databaseUrl: 'postgresql://postgres@127.0.0.1:1/none', poolSize: 2 });
-    app = await buildApp({ db, config: { hashKey: TEST_HASH_KEY, limits: DEFAULT_LIMITS, graphqlIntrospection: true, logLevel: 'silent' }, logger: false });
+    app = await buildApp({ db, services: createServices({ db, hashKey: TEST_HASH_KEY, limits: DEFAULT_LIMITS }), config: { hashKey: TEST_HASH_KEY, graphqlIntrospection: true, logLevel: 'silent' }, logger: false });
     await app.fastify.ready();
   });
   afterAll(async () => {

@@ -60,7 +60,7 @@ import {
 // surrogates, arrays where objects belong, unknown fields, duplicate keys —,
 // hostile credentials and hostile documents, and /graphql itself gets hostile
 // HTTP bodies. Never a 5xx, never INTERNAL_SERVER_ERROR, only the codes of
-// API.md §4 (and Apollo's own for malformed operations), nothing internal in
+// docs/api.md, "Errors" (and Apollo's own for malformed operations), nothing internal in
 // the answer, nothing logged at error level, and the database unchanged.
 
 // Each property loops over every operation (route): its time grows with the API, and a
@@ -81,7 +81,7 @@ const OPS: Op[] = [
 ];
 const withArgs = (ops: Op[]) => ops.filter((o) => o.field.args.length > 0);
 
-/** A token may always show and revoke itself: scopes do not apply (API.md §3). */
+/** A token may always show and revoke itself: scopes do not apply (docs/api.md, "Scopes and roles"). */
 const SELF_OPS = new Set(['currentOAuthToken', 'revokeCurrentOAuthToken']);
 
 /**
@@ -414,7 +414,7 @@ describe('GraphQL fuzzing: hostile operations never get a 5xx (issue 7)', () => 
     }
   });
 
-  /** Documents that are not valid GraphQL, or break the limits of API.md §8. */
+  /** Documents that are not valid GraphQL, or break the limits in docs/api.md, "GraphQL". */
   const badDocument: fc.Arbitrary<{ kind: string; query: string }> = fc.oneof(
     // A valid operation cut short.
     fc.constantFrom(...OPS).chain((op) => fc.tuple(document(op), fc.nat()).map(([q, n]) => ({ kind: 'truncated', query: q.slice(0, n % q.length) }))),
@@ -448,9 +448,9 @@ describe('GraphQL fuzzing: hostile operations never get a 5xx (issue 7)', () => 
       }
       return fc.constantFrom(...cases).map((query) => ({ kind: 'invalid operation', query }));
     }),
-    // More than 15 aliases (API.md §8; aliases of __typename are free).
+    // More than 15 aliases (docs/api.md, "GraphQL"; aliases of __typename are free).
     fc.integer({ min: 16, max: 60 }).map((n) => ({ kind: 'too many aliases', query: `query { ${Array.from({ length: n }, (_, i) => `a${i}: me { id }`).join(' ')} }` })),
-    // Too deep for API.md §8 (depth ≤ 8): tokens → client → tokens → … on valid fields.
+    // Too deep for docs/api.md, "GraphQL" (depth ≤ 8): tokens → client → tokens → … on valid fields.
     fc.integer({ min: 9, max: 40 }).map((depth) => {
       let inner = 'id';
       for (let i = 0; i < depth; i++) inner = i % 2 ? `client { ${inner} }` : `tokens { ${inner} }`;

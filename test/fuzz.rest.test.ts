@@ -36,7 +36,7 @@ import {
 // src/rest/routes.ts (and its .json twin) never get a 5xx. Each property builds
 // requests that are invalid by construction — bad credentials, ids that are not
 // a live id of the caller's account, bodies that are not a JSON object, fields
-// with wrong values — and requires a 4xx in Zendesk's envelope (API.md §4),
+// with wrong values — and requires a 4xx in Zendesk's envelope (docs/api.md, "Errors"),
 // the exact status where the contract names one, nothing internal in the body,
 // nothing logged at error level, and the database exactly as it was.
 
@@ -57,7 +57,7 @@ const TARGETS: Target[] = restRoutes.flatMap((r) =>
   r.paths.flatMap((template) => [false, true].map((json) => ({ method: r.method, template, json, key: `${r.method} ${template}` }))),
 );
 const hasId = (t: Target) => t.template.includes(':id');
-/** A token may always show and revoke itself: scopes do not apply to …/current (API.md §3). */
+/** A token may always show and revoke itself: scopes do not apply to …/current (docs/api.md, "Scopes and roles"). */
 const isSelf = (t: Target) => t.template.endsWith('/current');
 const urlOf = (t: Target, id?: string, query = '') => `/api/v2${t.template.replace(':id', id ?? '')}${t.json ? '.json' : ''}${query}`;
 
@@ -275,7 +275,7 @@ describe('REST fuzzing: hostile requests never get a 5xx (issue 7)', () => {
     }
   });
 
-  /** Bodies that are not a JSON object in UTF-8: each with the status API.md §4 gives it. */
+  /** Bodies that are not a JSON object in UTF-8: each with the status that docs/api.md, "Errors", gives it. */
   const brokenBody: fc.Arbitrary<{ kind: string; payload: string | Buffer; contentType?: string; status: number }> = fc.oneof(
     // Cut short: not JSON at all.
     fc.tuple(hostileJson, fc.nat()).map(([v, n]) => {
@@ -358,7 +358,7 @@ describe('REST fuzzing: hostile requests never get a 5xx (issue 7)', () => {
     const nonPositive = fc.integer({ min: -999_999_999, max: 0 }).map(String);
     const cursor = fc.oneof(fc.constantFrom('x', 'MQ', 'MQ.', '.', 'MQ.AAAAAAAAAAAAAAAA', 'MQ.AAAAAAAAAAAAAAAA.x', 'LTE.abc', '%00'), hostileString.filter((s) => s !== ''));
     const badClient = fc.oneof(notInt, fc.constantFrom('-1', '1.0', '01x', '99999999999999999999')).filter((s) => !/^\d{1,19}$/.test(s));
-    // Cursor mode when any page[...] parameter is present, offset mode otherwise (API.md §6).
+    // Cursor mode when any page[...] parameter is present, offset mode otherwise (docs/api.md, "Pagination").
     const invalidQuery = fc.oneof(
       fc.record({ 'page[size]': fc.oneof(notInt, nonPositive) }),
       fc.record({ 'page[after]': cursor }),

@@ -5,7 +5,7 @@ import { GRAPHQL_LIMITS, graphqlLimits } from '../src/graphql/limits';
 import { restRoutes } from '../src/rest/routes';
 import { createTestApp, insertToken, type TestContext, type TestUser } from './helpers/test-app';
 
-// API.md §8: depth ≤ 8, aliases ≤ 15, a cost budget, a token limit, no HTTP
+// docs/api.md, "GraphQL": depth ≤ 8, aliases ≤ 15, a cost budget, a token limit, no HTTP
 // batching, no field suggestions when introspection is off, CSRF prevention on.
 // Every rejection is a GraphQL error with a clear message and HTTP 400, and
 // nothing of the operation runs.
@@ -55,7 +55,7 @@ function expectData(res: LightMyRequestResponse): Record<string, any> {
   return body.data;
 }
 
-describe('GraphQL limits (API.md §8)', () => {
+describe('GraphQL limits (docs/api.md, "GraphQL")', () => {
   let ctx: TestContext;
   let admin: TestUser;
   const asAdmin = (query: string) => ctx.graphql(query, {}, { authorization: admin.basic });

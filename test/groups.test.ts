@@ -2,12 +2,12 @@ import type { LightMyRequestResponse } from 'fastify';
 import { auditOf } from './helpers/audit';
 import { createTestApp, insertToken, type TestContext, type TestUser } from './helpers/test-app';
 
-// API.md "Groups": agents and admins read them, admins write them, over REST and GraphQL.
+// docs/api.md, "Groups": agents and admins read them, admins write them, over REST and GraphQL.
 
 const json = { 'content-type': 'application/json' };
 const ISO = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/;
 
-describe('groups (API.md "Groups")', () => {
+describe('groups (docs/api.md, "Groups")', () => {
   let ctx: TestContext;
   let account: bigint;
   let admin: TestUser;

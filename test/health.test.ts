@@ -1,10 +1,11 @@
 import { buildApp, type App } from '../src/app';
 import { createDb, type Db } from '../src/db/create-db';
 import { migrate } from '../src/db/migrate';
+import { createServices } from '../src/domain/services';
 import { createTestApp, DEFAULT_LIMITS, TEST_HASH_KEY, basicHeader, type TestContext } from './helpers/test-app';
 import { createTestDb, type TestDb } from './helpers/test-db';
 
-// API.md §0: GET /healthz (process up) and GET /readyz (database reachable,
+// docs/api.md, "Overview and base URLs": GET /healthz (process up) and GET /readyz (database reachable,
 // migrations applied).
 
 const config = { hashKey: TEST_HASH_KEY, limits: DEFAULT_LIMITS, graphqlIntrospection: true, logLevel: 'silent' };
@@ -37,7 +38,7 @@ describe('readiness when the database is unreachable', () => {
   beforeAll(async () => {
     // Nothing listens on port 1: a real connection failure.
     db = await createDb({ databaseUrl: 'postgresql://postgres@127.0.0.1:1/none', poolSize: 2 });
-    app = await buildApp({ db, config, logger: false });
+    app = await buildApp({ db, services: createServices({ db, ...config }), config, logger: false });
     await app.fastify.ready();
   });
   afterAll(async () => {
@@ -103,7 +104,7 @@ describe('readiness before migrations', () => {
 
   beforeAll(async () => {
     db = await createTestDb({ migrate: false });
-    app = await buildApp({ db, config, logger: false });
+    app = await buildApp({ db, services: createServices({ db, ...config }), config, logger: false });
     await app.fastify.ready();
   });
   afterAll(async () => {

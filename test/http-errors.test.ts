@@ -1,7 +1,7 @@
 import type { InjectOptions, LightMyRequestResponse } from 'fastify';
 import { createTestApp, type TestContext } from './helpers/test-app';
 
-// API.md §4: Zendesk's error envelope, application/json; charset=utf-8, never a
+// docs/api.md, "Errors": Zendesk's error envelope, application/json; charset=utf-8, never a
 // stack trace. §9: every response carries a request id.
 
 const JSON_UTF8 = 'application/json; charset=utf-8';
@@ -13,7 +13,7 @@ function expectNoInternals(res: LightMyRequestResponse): void {
   expect(res.body).not.toMatch(/\.(t|j)s:\d+/);
 }
 
-describe('HTTP errors (API.md §4)', () => {
+describe('HTTP errors (docs/api.md, "Errors")', () => {
   let ctx: TestContext;
 
   beforeAll(async () => {

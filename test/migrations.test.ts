@@ -5,10 +5,10 @@ import { createDb, type Db } from '../src/db/create-db';
 import { migrate, migrationsApplied } from '../src/db/migrate';
 import { diffMigrationsToSchema, MIGRATIONS_DIR } from '../src/db/schema-engine';
 import { describeOnPostgres, freshPostgresDatabase } from './helpers/postgres';
-import { createTestDb, type TestDb } from './helpers/test-db';
+import { createTestDb, withPrisma, type TestDb } from './helpers/test-db';
 
 // Migrations are ordinary Prisma migrations in prisma/migrations, applied at
-// start by the WASM schema engine like `prisma migrate deploy` (API.md §0).
+// start by the WASM schema engine like `prisma migrate deploy` (docs/api.md, "Operations").
 
 /** The migration folders, read straight from disk. */
 const FOLDERS = readdirSync(MIGRATIONS_DIR, { withFileTypes: true })
@@ -85,8 +85,8 @@ describe('migrations', () => {
   describeOnPostgres('on PostgreSQL', () => {
     it('lets two processes migrate one empty database at the same time', async () => {
       const fresh = await freshPostgresDatabase();
-      const a = await createDb({ databaseUrl: fresh.url, poolSize: 2 });
-      const b = await createDb({ databaseUrl: fresh.url, poolSize: 2 });
+      const a = withPrisma(await createDb({ databaseUrl: fresh.url, poolSize: 2 }));
+      const b = withPrisma(await createDb({ databaseUrl: fresh.url, poolSize: 2 }));
       try {
         const [fromA, fromB] = await Promise.all([migrate(a), migrate(b)]);
         // one of them applied everything, the other found nothing left to do

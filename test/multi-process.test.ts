@@ -1,9 +1,10 @@
-import { createDb, type Db } from '../src/db/create-db';
+import { createDb } from '../src/db/create-db';
+import { withPrisma, type TestDb } from './helpers/test-db';
 import { describeOnPostgres, freshPostgresDatabase } from './helpers/postgres';
 import { graphqlOverHttp, killAll, runCli, startServer, tempDir, type ServerHandle } from './helpers/processes';
 import { basicHeader } from './helpers/test-app';
 
-// API.md §0: several processes may serve one PostgreSQL database at once, and
+// docs/api.md, "Operations": several processes may serve one PostgreSQL database at once, and
 // nothing that must be consistent lives in one process's memory.
 
 jest.setTimeout(120_000);
@@ -15,7 +16,7 @@ describeOnPostgres('two server processes on one PostgreSQL database', () => {
   let data: ReturnType<typeof tempDir>;
   let url: string;
   let drop: () => Promise<void>;
-  let db: Db;
+  let db: TestDb;
   let a: ServerHandle;
   let b: ServerHandle;
 
@@ -37,7 +38,7 @@ describeOnPostgres('two server processes on one PostgreSQL database', () => {
     const env = { DATABASE_URL: url, DATA_DIR: data.path, ADMIN_PASSWORD: ADMIN.password };
     [a, b] = await Promise.all([startServer(env), startServer(env)]);
 
-    db = await createDb({ databaseUrl: url, poolSize: 2 });
+    db = withPrisma(await createDb({ databaseUrl: url, poolSize: 2 }));
     const accounts = await db.prisma.account.findMany();
     expect(accounts.map((x) => x.name)).toEqual(['default']);
     const users = await db.prisma.user.findMany();

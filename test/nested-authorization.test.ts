@@ -4,7 +4,7 @@ import { createTestApp, insertToken, type TestContext, type TestUser } from './h
 // authorization, so any token holder could read, through their own token, the
 // client's identifier and redirect URIs and other users' tokens and emails.
 // Every field now applies the rule of the top-level query that returns its type
-// (API.md §3): clients admin + read; others' tokens admin + read; a token always
+// (docs/api.md, "Scopes and roles"): clients admin + read; others' tokens admin + read; a token always
 // shows its own scalar fields. (The full table is test/authorization.matrix.test.ts.)
 
 const LEAK = `{ currentOAuthToken { id token scopes

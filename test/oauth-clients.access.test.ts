@@ -12,7 +12,7 @@ import {
 } from './helpers/oauth-client-drivers';
 import { ALL, ALL_ROUTES, BAD_IDS, BOTH, ID_ROUTES, VALID } from './oauth-clients.cases';
 
-// OAuth clients (API.md §1, §3, §4, §5): roles, token scopes, tenancy, ids that
+// OAuth clients (docs/api.md, "Tenancy", "Scopes and roles", "Errors", "OAuth clients"): roles, token scopes, tenancy, ids that
 // are not positive integers and malformed REST bodies — every table run through
 // REST and GraphQL (and the .json REST paths where paths matter).
 

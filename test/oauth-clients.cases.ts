@@ -1,6 +1,6 @@
 import type { ClientJson, ClientsDriver, DetailCode, Outcome, Transport } from './helpers/oauth-client-drivers';
 
-// The one table of OAuth client cases (API.md §5, seed §2.1/§4.1). Every case
+// The one table of OAuth client cases (docs/api.md, "OAuth clients"). Every case
 // runs through every transport of `transports` unless it is marked restOnly
 // (a value GraphQL's input type cannot carry: a number for a string, an enum
 // value outside PUBLIC/CONFIDENTIAL, unknown fields, the {"client": …} wrapper).

@@ -16,7 +16,7 @@ import {
 } from './helpers/oauth-client-drivers';
 import { ALL, BOTH, CREATE_CASES, IGNORED_FIELDS, UPDATE_CASES, VALID, type BodyCase, type Expect } from './oauth-clients.cases';
 
-// OAuth clients (API.md §5, seed §2.1/§4.1): the lifecycle, the validation
+// OAuth clients (docs/api.md, "OAuth clients"): the lifecycle, the validation
 // table and the secret at rest, each run through REST, REST with `.json` paths
 // and GraphQL from the same cases (./oauth-clients.cases.ts).
 
@@ -39,7 +39,7 @@ function expectInvalid(outcome: Failure, expected: Extract<Expect, { invalid: un
   }
 }
 
-describe('OAuth clients (API.md §5)', () => {
+describe('OAuth clients (docs/api.md, "OAuth clients")', () => {
   let ctx: TestContext;
   let admin: TestUser;
   let adminB: TestUser;

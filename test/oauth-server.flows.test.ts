@@ -2,7 +2,7 @@ import * as oauth from 'oauth4webapi';
 import { s256 } from '../src/domain/oauth-server/pkce';
 import { INSECURE, REDIRECT, RFC7636, startOAuthStack, type OAuthStack, type RegisteredClient } from './helpers/oauth-server';
 
-// The flows of the authorization server (API.md "OAuth 2.0 authorization server")
+// The flows of the authorization server (docs/api.md, "OAuth 2.0 authorization server")
 // driven end to end by oauth4webapi, an OpenID-certified client library, against
 // the service listening on 127.0.0.1. The authorization code comes from the
 // domain functions the authorization pages call.

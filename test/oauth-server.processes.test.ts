@@ -1,11 +1,12 @@
-import { createDb, type Db } from '../src/db/create-db';
+import { createDb } from '../src/db/create-db';
+import { withPrisma, type TestDb } from './helpers/test-db';
 import { createServices, type Services } from '../src/domain/services';
 import { s256 } from '../src/domain/oauth-server/pkce';
 import { describeOnPostgres, freshPostgresDatabase } from './helpers/postgres';
 import { killAll, startServer, type ServerHandle } from './helpers/processes';
 import { basicHeader, DEFAULT_LIMITS } from './helpers/test-app';
 
-// Codes and refresh tokens are single use across processes (API.md "OAuth 2.0
+// Codes and refresh tokens are single use across processes (docs/api.md, "OAuth 2.0
 // authorization server"): two server processes on one PostgreSQL, the same code
 // or refresh token sent to both at the same moment → exactly one gets tokens.
 
@@ -21,7 +22,7 @@ describeOnPostgres('OAuth codes and refresh tokens across two server processes',
   let database: Awaited<ReturnType<typeof freshPostgresDatabase>>;
   let a: ServerHandle;
   let b: ServerHandle;
-  let db: Db;
+  let db: TestDb;
   let services: Services;
   let identifier: string;
   let adminId: bigint;
@@ -41,7 +42,7 @@ describeOnPostgres('OAuth codes and refresh tokens across two server processes',
     identifier = client.client_identifier;
     adminId = BigInt(client.agent_id);
     // the authorization pages' side, in this process, on the same database and key
-    db = await createDb({ databaseUrl: database.url, poolSize: 2 });
+    db = withPrisma(await createDb({ databaseUrl: database.url, poolSize: 2 }));
     services = createServices({ db, hashKey: Buffer.from(HASH_KEY, 'utf8'), limits: DEFAULT_LIMITS });
     accountId = (await db.prisma.user.findUniqueOrThrow({ where: { id: adminId } })).accountId;
   }, 180_000);

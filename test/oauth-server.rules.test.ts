@@ -4,7 +4,7 @@ import { AccessDeniedError } from '../src/domain/oauth-server/oauth-errors';
 import { authorizationResponseUrl } from '../src/domain/oauth-server/oauth-server.service';
 import { basicClientAuth, REDIRECT, RFC7636, startOAuthStack, type OAuthStack, type RegisteredClient } from './helpers/oauth-server';
 
-// Every rule of the authorization server (API.md "OAuth 2.0 authorization
+// Every rule of the authorization server (docs/api.md, "OAuth 2.0 authorization
 // server"), one test each, over real HTTP: what the client sees (status, body,
 // headers) and what is stored.
 

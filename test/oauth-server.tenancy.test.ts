@@ -1,5 +1,4 @@
 import type { LightMyRequestResponse } from 'fastify';
-import { AccountService } from '../src/domain/directory/account.service';
 import { createTestApp, type TestContext, type TestUser } from './helpers/test-app';
 import { REDIRECT, RFC7636 } from './helpers/oauth-server';
 
@@ -31,7 +30,7 @@ describe('the OAuth server on an account host knows that account’s clients onl
 
   beforeAll(async () => {
     ctx = await createTestApp();
-    const accounts = new AccountService(ctx.db);
+    const accounts = ctx.app.services.accounts;
     const acme = await accounts.create(`Acme ${process.pid}`, `acme-${process.pid}`);
     const globex = await accounts.create(`Globex ${process.pid}`, `globex-${process.pid}`);
     acmeHost = `${acme.subdomain}.localhost`;

@@ -3,7 +3,7 @@ import { insertTokenForClient } from './helpers/oauth-client-drivers';
 
 // Zendesk's List Tokens: "returns the properties of the tokens for the current user.
 // Admins can view OAuth token properties for all users using the `all` parameter."
-// Listing stays admin-only (API.md, OAuth tokens); an admin's list is their own
+// Listing stays admin-only (docs/api.md, "OAuth tokens"); an admin's list is their own
 // tokens, and `all=true` (GraphQL `all: true`) lists every token of the account.
 
 describe('GET /api/v2/oauth/tokens?all= and oauthTokens(all:)', () => {

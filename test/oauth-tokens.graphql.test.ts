@@ -2,7 +2,7 @@ import { createTestApp, insertToken, TEST_HASH_KEY, type TestContext, type TestU
 import { hmacHex, randomUrlSafe } from '../src/domain/crypto';
 
 /**
- * OAuth tokens through the GraphQL API (API.md §2, §3, §6, §8): the operations,
+ * OAuth tokens through the GraphQL API (docs/api.md, "Authentication", "Scopes and roles", "OAuth tokens", "GraphQL"): the operations,
  * who may run them, the Relay connection, scopes, and the number of SQL
  * statements a request costs (no N+1). The REST routes have their own files
  * (oauth-tokens.test.ts, oauth-tokens.pagination.test.ts).
@@ -32,7 +32,7 @@ interface Connection {
   pageInfo: { hasNextPage: boolean; hasPreviousPage: boolean; startCursor: string | null; endCursor: string | null };
 }
 
-describe('OAuth tokens over GraphQL (API.md §6, §8)', () => {
+describe('OAuth tokens over GraphQL (docs/api.md, "OAuth tokens", "GraphQL")', () => {
   let ctx: TestContext;
   let admin: TestUser;
   let agent: TestUser;
@@ -152,7 +152,7 @@ describe('OAuth tokens over GraphQL (API.md §6, §8)', () => {
       for (const who of [agent, endUser]) {
         const own = await insertToken(ctx, who, { scopes: ['read'] });
         const mine = await gql(SHOW, { id: String(own.id) }, bearer(own.token));
-        // their own token and their own user; its client is for admins only (API.md §3), like oauthClient(id)
+        // their own token and their own user; its client is for admins only (docs/api.md, "Scopes and roles"), like oauthClient(id)
         expect(mine.data.oauthToken).toMatchObject({ id: String(own.id), user: { email: who.email }, client: null });
         expect(mine.body.errors).toEqual([expect.objectContaining({ path: ['oauthToken', 'client'], extensions: { code: 'FORBIDDEN' } })]);
         expect((await gql(SHOW, { id: String(own.id) }, { authorization: who.basic })).data.oauthToken.id).toBe(String(own.id));
@@ -390,7 +390,7 @@ describe('OAuth tokens over GraphQL (API.md §6, §8)', () => {
     });
   });
 
-  describe('scopes (API.md §3)', () => {
+  describe('scopes (docs/api.md, "Scopes and roles")', () => {
     it('a read token may query but every mutation but revoking itself is FORBIDDEN', async () => {
       const { token, id } = await insertToken(ctx, admin, { scopes: ['read'] });
       const victim = await insertToken(ctx, admin);
@@ -420,7 +420,7 @@ describe('OAuth tokens over GraphQL (API.md §6, §8)', () => {
     it('a token with one invalid scope, even one createOAuthToken handed out, is FORBIDDEN (403) on every operation', async () => {
       const inserted = await insertToken(ctx, admin, { scopes: ['read', 'write', 'tickets:delete'] });
       const created = await gql(CREATE, { input: { clientId, scopes: ['read', 'write', 'Read'] } }, { authorization: admin.basic });
-      expect(created.data.createOAuthToken.scopes).toEqual(['read', 'write', 'Read']); // accepted as given (seed rule 6)
+      expect(created.data.createOAuthToken.scopes).toEqual(['read', 'write', 'Read']); // accepted as given (docs/api.md, "Scopes and roles")
       const victim = await insertToken(ctx, admin);
       for (const { token, id } of [inserted, { token: created.data.createOAuthToken.token as string, id: created.data.createOAuthToken.id as string }]) {
         const operations: [string, Record<string, unknown>][] = [
@@ -437,7 +437,7 @@ describe('OAuth tokens over GraphQL (API.md §6, §8)', () => {
     });
   });
 
-  describe('SQL statements per request: no N+1 (API.md §8, issue 6)', () => {
+  describe('SQL statements per request: no N+1 (docs/api.md, "GraphQL"; issue 6)', () => {
     let boss: TestUser;
     let bossBearer: Headers;
     let accountId: bigint;

@@ -1,6 +1,6 @@
 import { createTestApp, insertToken, type TestContext, type TestUser } from './helpers/test-app';
 
-describe('GET /api/v2/oauth/tokens pagination (API.md §6)', () => {
+describe('GET /api/v2/oauth/tokens pagination (docs/api.md, "Pagination")', () => {
   let ctx: TestContext;
   let admin: TestUser;
   let ids: number[];

@@ -4,7 +4,7 @@ import { hmacHex } from '../src/domain/crypto';
 const bearer = (token: string) => ({ authorization: `Bearer ${token}` });
 const json = { 'content-type': 'application/json' };
 
-describe('OAuth tokens (API.md §6)', () => {
+describe('OAuth tokens (docs/api.md, "OAuth tokens")', () => {
   let ctx: TestContext;
   let admin: TestUser;
   let agent: TestUser;
@@ -85,7 +85,7 @@ describe('OAuth tokens (API.md §6)', () => {
       expect(res.json().details.client_id[0].error).toBe('NotFound');
     });
 
-    it('accepts invalid scopes (seed rule 6) but the token is then refused everywhere with 403', async () => {
+    it('accepts invalid scopes (docs/api.md, "Scopes and roles") but the token is then refused everywhere with 403', async () => {
       const res = await create({ token: { client_id: clientId, scopes: ['read', 'tickets:delete'] } });
       expect(res.statusCode).toBe(201);
       const token = res.json().token.token;
@@ -102,7 +102,7 @@ describe('OAuth tokens (API.md §6)', () => {
     });
   });
 
-  describe('scopes (API.md §3)', () => {
+  describe('scopes (docs/api.md, "Scopes and roles")', () => {
     // [scopes, may read (GET / query), may write (POST, DELETE / mutation)]
     const table: [string[], boolean, boolean][] = [
       [['read'], true, false],

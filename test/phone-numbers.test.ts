@@ -2,14 +2,14 @@ import type { LightMyRequestResponse } from 'fastify';
 import { auditOf } from './helpers/audit';
 import { createTestApp, insertToken, type TestContext, type TestUser } from './helpers/test-app';
 
-// API.md "Voice phone numbers": agents and admins read them, admins write them;
+// docs/api.md, "Voice phone numbers": agents and admins read them, admins write them;
 // deleting is a soft delete that cancels the number's open callback requests.
 
 const json = { 'content-type': 'application/json' };
 const ISO = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/;
 const BASE = '/channels/voice/phone_numbers';
 
-describe('voice phone numbers (API.md "Voice phone numbers")', () => {
+describe('voice phone numbers (docs/api.md, "Voice phone numbers")', () => {
   let ctx: TestContext;
   let account: bigint;
   let admin: TestUser;

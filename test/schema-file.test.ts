@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { printSchemaFile } from '../src/graphql/print-schema';
 
-// API.md §8: the schema is emitted to schema.graphql at the repo root and kept
+// docs/api.md, "GraphQL": the schema is emitted to schema.graphql at the repo root and kept
 // in git; this fails when the file is stale.
 
 describe('schema.graphql', () => {

@@ -3,13 +3,13 @@ import { existsSync } from 'node:fs';
 import { createDb, type Db } from '../src/db/create-db';
 import { hmacHex, randomUrlSafe, sha256Hex } from '../src/domain/crypto';
 import { systemActor } from '../src/domain/audit/audit-log.repository';
-import { AccountService } from '../src/domain/directory/account.service';
-import { UserService } from '../src/domain/directory/user.service';
+import { createServices } from '../src/domain/services';
 import { describeOnPostgres, freshPostgresDatabase } from './helpers/postgres';
 import { killAll, runToExit, SERVER_JS, startServer, tempDir, type ServerHandle } from './helpers/processes';
-import { basicHeader, createTestApp, TEST_HASH_KEY, type TestContext } from './helpers/test-app';
+import { basicHeader, createTestApp, DEFAULT_LIMITS, TEST_HASH_KEY, type TestContext } from './helpers/test-app';
+import { withPrisma, type TestDb } from './helpers/test-db';
 
-// API.md §2, §5, §6: client secrets and access tokens are stored only as keyed
+// docs/api.md, "Authentication", "OAuth clients", "OAuth tokens": client secrets and access tokens are stored only as keyed
 // hashes plus their first 10 characters, and neither they nor passwords are ever
 // logged. A realistic session issues, uses, regenerates and revokes secrets; then
 // the whole database and every log line are searched for each of them.
@@ -181,7 +181,7 @@ async function dumpDatabase(db: Db, url: string | undefined): Promise<string> {
 }
 
 /** What both runs assert: nothing issued or presented shows up; what should be there is. */
-async function expectNoLeaks(issued: Issued, dump: string, logs: string, db: Db, hashKey: Buffer): Promise<void> {
+async function expectNoLeaks(issued: Issued, dump: string, logs: string, db: TestDb, hashKey: Buffer): Promise<void> {
   // The dump and the logs are real: they hold the prefixes, the emails and the requests.
   expect(logs).toContain('"msg":"request"');
   const liveTokens = await db.prisma.oAuthToken.findMany();
@@ -259,7 +259,7 @@ describe('secrets never leak: in-process app, database dump and captured logs', 
 describeOnPostgres('secrets never leak: a real server process (pino output) and pg_dump', () => {
   const HASH_KEY = 'secrets-leak-test-key-0123456789abcdef';
   let database: Awaited<ReturnType<typeof freshPostgresDatabase>>;
-  let db: Db | undefined;
+  let db: TestDb | undefined;
   let server: ServerHandle | undefined;
   let who: Credentials;
 
@@ -272,9 +272,9 @@ describeOnPostgres('secrets never leak: a real server process (pino output) and 
     };
     // trace: the most the service ever logs
     server = await startServer({ DATABASE_URL: database.url, ADMIN_PASSWORD: who.admin.password, HASH_KEY, LOG_LEVEL: 'trace' });
-    db = await createDb({ databaseUrl: database.url, poolSize: 2 });
-    const account = (await new AccountService(db).list()).find((a) => a.name === 'default')!;
-    const users = new UserService(db);
+    db = withPrisma(await createDb({ databaseUrl: database.url, poolSize: 2 }));
+    const { accounts, users } = createServices({ db, hashKey: Buffer.from(HASH_KEY, 'utf8'), limits: DEFAULT_LIMITS });
+    const account = (await accounts.list()).find((a) => a.name === 'default')!;
     await users.create(systemActor(account.id), { name: 'agent', email: who.agent.email, password: who.agent.password, role: 'agent' });
     await users.create(systemActor(account.id), { name: 'end user', email: who.endUser.email, password: who.endUser.password, role: 'end_user' });
   }, 90_000);

@@ -2,7 +2,7 @@ import { freshPostgresDatabase, onPostgres } from './helpers/postgres';
 import { graphqlOverHttp, killAll, startServer, tempDir } from './helpers/processes';
 import { basicHeader } from './helpers/test-app';
 
-// API.md §9: SIGTERM stops accepting, finishes in-flight requests, closes the
+// docs/api.md, "Operations": SIGTERM stops accepting, finishes in-flight requests, closes the
 // database and exits 0 — promptly. The server runs as in production
 // (NODE_ENV=production): Apollo Server installs its own signal handlers outside
 // NODE_ENV=test, and those once made shutdown hang for ~10 s.

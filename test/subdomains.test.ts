@@ -1,6 +1,5 @@
 import type { LightMyRequestResponse } from 'fastify';
 import { kdfRuns } from '../src/domain/auth/passwords';
-import { AccountService } from '../src/domain/directory/account.service';
 import { basicHeader, createTestApp, insertToken, type TestContext, type TestUser } from './helpers/test-app';
 
 // Accounts have a subdomain; a request on {subdomain}.<the service's host> acts in
@@ -51,7 +50,7 @@ describe('account subdomains and one KDF per Basic attempt', () => {
 
   beforeAll(async () => {
     ctx = await createTestApp();
-    const directory = new AccountService(ctx.db);
+    const directory = ctx.app.services.accounts;
     for (const name of ['Acme', 'Globex', 'Initech']) {
       const account = await directory.create(`${name} ${process.pid}`, `${name.toLowerCase()}-${process.pid}`);
       accounts.push({ id: account.id, subdomain: account.subdomain });
@@ -148,7 +147,7 @@ describe('account subdomains with PUBLIC_URL set', () => {
 
   beforeAll(async () => {
     ctx = await createTestApp({ publicUrl: 'https://help.example.com' });
-    const account = await new AccountService(ctx.db).create(`Umbrella ${process.pid}`);
+    const account = await ctx.app.services.accounts.create(`Umbrella ${process.pid}`);
     subdomain = account.subdomain;
     admin = await ctx.createUser(account.id, 'admin', { password: 'umbrella-admin-password' });
     await insertToken(ctx, admin);

@@ -58,7 +58,7 @@ describe('a token minted with a token is never wider or longer-lived than its mi
     const writer = await insertToken(s.ctx, s.admin, { scopes: ['write'] });
     const bare = await mint(bearer(writer.token), ['users']);
     expect([bare.statusCode, bare.json().details.scopes[0].description]).toEqual([422, 'Scopes: users are beyond the access of the token making the request']);
-    // invalid scopes are beyond any token: only a password sign-in may store them (seed rule)
+    // invalid scopes are beyond any token: only a password sign-in may store them (docs/api.md, "Scopes and roles")
     const invalid = await mint(bearer(minter.token), ['tickets:delete']);
     expect(invalid.statusCode).toBe(422);
     const byPassword = await mint(s.admin.basic, ['read', 'tickets:delete', 'impersonate']);

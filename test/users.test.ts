@@ -5,14 +5,14 @@ import { clientOf } from '../src/domain/auth/client-address';
 import { auditOf } from './helpers/audit';
 import { basicHeader, createTestApp, insertToken, type TestContext, type TestUser } from './helpers/test-app';
 
-// API.md "Users": the directory's users over REST and GraphQL, as an admin, an
+// docs/api.md, "Users": the directory's users over REST and GraphQL, as an admin, an
 // agent, an end user and their tokens see them.
 
 const json = { 'content-type': 'application/json' };
 const bearer = (token: string) => `Bearer ${token}`;
 const ISO = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/;
 
-describe('users (API.md "Users")', () => {
+describe('users (docs/api.md, "Users")', () => {
   let ctx: TestContext;
   let account: bigint;
   let admin: TestUser;

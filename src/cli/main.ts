@@ -5,10 +5,7 @@ import { createDb } from '../db/create-db';
 import { migrate } from '../db/migrate';
 import { DatabaseInUseError } from '../db/dir-lock';
 import { systemActor } from '../domain/audit/audit-log.repository';
-import { AccountService } from '../domain/directory/account.service';
-import { GroupService } from '../domain/directory/group.service';
-import { PhoneNumberService } from '../domain/directory/phone-number.service';
-import { UserService } from '../domain/directory/user.service';
+import { createServices } from '../domain/services';
 import { ValidationError } from '../domain/errors';
 
 const USAGE = `usage: npm run cli -- <resource> <command> [options]
@@ -79,10 +76,7 @@ async function run(argv: string[]): Promise<void> {
   const db = await createDb({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolSize: 2 });
   try {
     await migrate(db);
-    const accounts = new AccountService(db);
-    const users = new UserService(db);
-    const phoneNumbers = new PhoneNumberService(db);
-    const groups = new GroupService(db);
+    const { accounts, users, phoneNumbers, groups } = createServices({ db, hashKey: config.hashKey, limits: config.limits });
     const flags = values as Flags;
     /** The account a command acts in, as the system (the audit log's actor "CLI"); refused when it does not exist. */
     const inAccount = async (name: string) => {

@@ -4,12 +4,11 @@ import pg from 'pg';
 import { PrismaPg } from '@prisma/adapter-pg';
 import { PrismaPGlite } from 'pglite-prisma-adapter';
 import type { SqlDriverAdapter, SqlMigrationAwareDriverAdapterFactory } from '@prisma/driver-adapter-utils';
-import { PrismaClient } from '../generated/prisma/client';
 import { acquireDirLock, type DirLock } from './dir-lock';
 import { MIGRATION_LOCK_KEY } from './advisory-locks';
 
 /**
- * Plain SQL with $1.. parameters, for the few hot paths that skip Prisma's query builder.
+ * Plain SQL with $1.. parameters: every statement of the service (it runs no Prisma client).
  * On PostgreSQL each distinct text becomes a named prepared statement on every
  * connection that runs it, so the server parses and plans it once per connection,
  * not once per request. Texts must therefore come from a fixed set of templates
@@ -19,7 +18,6 @@ export type SqlQuery = <T = Record<string, unknown>>(sql: string, params?: unkno
 
 export interface Db {
   kind: 'postgres' | 'pglite';
-  prisma: PrismaClient;
   sql: SqlQuery;
   /** An adapter factory for the schema engine (migrations, diff). */
   migrationFactory(): SqlMigrationAwareDriverAdapterFactory;
@@ -31,7 +29,7 @@ export interface Db {
    * statement without parameters, travels with BEGIN in the same round trip.
    */
   transaction<T>(fn: (sql: SqlQuery) => Promise<T>, first?: string): Promise<T>;
-  /** SQL statements sent so far (Prisma and raw), for the N+1 tests and bench mode; 0 unless countStatements was set. */
+  /** SQL statements sent so far, for the N+1 tests and bench mode; 0 unless countStatements was set. */
   statementCount(): number;
   close(): Promise<void>;
 }
@@ -71,7 +69,7 @@ export async function createDb(options: DbOptions): Promise<Db> {
 
 async function createPostgresDb(url: string, poolSize: number, countStatements: boolean): Promise<Db> {
   let statements = 0;
-  // Every statement of the pool (Prisma's adapter included) goes through Client#query.
+  // Every statement of the pool goes through Client#query.
   class CountingClient extends pg.Client {
     // eslint-disable-next-line @typescript-eslint/no-explicit-any -- pg's query has a dozen overloads; this only counts
     query(...args: any[]): any {
@@ -83,11 +81,9 @@ async function createPostgresDb(url: string, poolSize: number, countStatements: 
   const pool = new pg.Pool({ connectionString: url, max: poolSize, connectionTimeoutMillis: 5000, Client: countStatements ? CountingClient : pg.Client });
   // An idle client losing its server must not crash the process; the next query reports it.
   pool.on('error', () => {});
-  const prisma = new PrismaClient({ adapter: new PrismaPg(pool) });
   const prepared = preparedStatements();
   return {
     kind: 'postgres',
-    prisma,
     sql: async (text, params) => (await pool.query(prepared(text, params))).rows,
     migrationFactory: () => wholeScripts(new PrismaPg({ connectionString: url, max: 2 })),
     statementCount: () => statements,
@@ -126,7 +122,6 @@ async function createPostgresDb(url: string, poolSize: number, countStatements: 
       }
     },
     async close() {
-      await prisma.$disconnect();
       await pool.end().catch(() => {});
     },
   };
@@ -183,7 +178,7 @@ async function createPgliteDb(dataDir: string, countStatements: boolean): Promis
       throw err;
     }
   }
-  // Count what Prisma's adapter and our raw SQL send, as PostgreSQL's count does: the
+  // Count what is sent, as PostgreSQL's count does: the
   // statements of a transaction (they go through its own object, not client.query)
   // with its BEGIN and its COMMIT or ROLLBACK, so that an N+1 inside a transaction
   // shows here too, with the same figures as on PostgreSQL.
@@ -205,7 +200,6 @@ async function createPgliteDb(dataDir: string, countStatements: boolean): Promis
       }).finally(() => statements++); // COMMIT or ROLLBACK
     }) as typeof client.transaction;
   }
-  const prisma = new PrismaClient({ adapter: new PrismaPGlite(client) });
   return {
     statementCount: () => statements,
     // on PostgreSQL `first` travels with BEGIN as one statement: counted so here too
@@ -220,12 +214,10 @@ async function createPgliteDb(dataDir: string, countStatements: boolean): Promis
       });
     },
     kind: 'pglite',
-    prisma,
     sql: async (text, params) => (await client.query(text, params as unknown[])).rows as never,
     migrationFactory: () => new PrismaPGlite(client),
     withMigrationLock: (fn) => fn(),
     async close() {
-      await prisma.$disconnect();
       await client.close().catch(() => {});
       lock?.release();
     },

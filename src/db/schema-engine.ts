@@ -10,7 +10,7 @@ import { PROJECT_ROOT } from '../project-root';
 
 export const PRISMA_DIR = path.join(PROJECT_ROOT, 'prisma');
 export const MIGRATIONS_DIR = path.join(PRISMA_DIR, 'migrations');
-export const SCHEMA_PATH = path.join(PRISMA_DIR, 'schema.prisma');
+const SCHEMA_PATH = path.join(PRISMA_DIR, 'schema.prisma');
 
 const NO_FILTERS = { externalTables: [] as string[], externalEnums: [] as string[] };
 

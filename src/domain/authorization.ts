@@ -2,13 +2,13 @@ import { ForbiddenError, UnauthenticatedError } from './errors';
 import { clientAllows, scopesGrant, type Access } from './scopes';
 import type { Role, Viewer } from './auth/viewer';
 
-// The one authorization rule of the service (API.md §3), as data. Every way to
+// The one authorization rule of the service (docs/api.md, "Scopes and roles"), as data. Every way to
 // reach a record asks it: GraphQL root fields and nested fields (through their
 // @Allow decorator), the REST routes (through the root field their operation
 // runs), and the repositories (through the row scopes below), DataLoaders and
 // counts included.
 
-export interface Rule {
+interface Rule {
   /** roles allowed; empty = any authenticated user. Admins count as agents. */
   roles: readonly Role[];
   /**
@@ -17,7 +17,7 @@ export interface Rule {
    */
   access: Access | 'none';
   /**
-   * The scope resource of the endpoint (API.md §3), when it is one: a token with
+   * The scope resource of the endpoint (docs/api.md, "Scopes and roles"), when it is one: a token with
    * `<resource>:<access>` or the bare `<resource>` is granted as by `<access>`.
    */
   resource?: 'users' | 'auditlogs';
@@ -31,10 +31,10 @@ const rule = (roles: readonly Role[], access: Rule['access'], resource?: Rule['r
  * (tokensVisibleTo etc.): e.g. `oauthTokens.read` lets an agent read tokens, and
  * the scope makes those its own.
  */
-export const POLICY = {
+const POLICY = {
   'oauthClients.read': rule(['admin'], 'read'),
   'oauthClients.write': rule(['admin'], 'write'),
-  /** listing and creating tokens: admins (seed §4.2) */
+  /** listing and creating tokens: admins (docs/api.md, "OAuth tokens") */
   'oauthTokens.list': rule(['admin'], 'read'),
   'oauthTokens.create': rule(['admin'], 'write'),
   /** show and revoke by id: anyone, on the tokens their scope reaches */
@@ -99,7 +99,7 @@ export function authorizeUnscoped(viewer: Viewer): Viewer {
 
 // Row scopes: the rows of a table a viewer reaches. Repositories apply them in
 // every statement; an id outside the scope behaves exactly like an id that does
-// not exist (API.md §1).
+// not exist (docs/api.md, "Tenancy").
 
 /** Rows of the viewer's account. */
 export interface AccountScope {

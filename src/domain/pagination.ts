@@ -2,8 +2,8 @@ import { createHmac } from 'node:crypto';
 import { BadRequestError } from './errors';
 import { constantTimeEqual } from './crypto';
 
-export const MAX_PAGE_SIZE = 100;
-export const MAX_OFFSET_RECORDS = 10_000;
+const MAX_PAGE_SIZE = 100;
+const MAX_OFFSET_RECORDS = 10_000;
 
 /** Keyset page request: forward (after) or backward (before), size 1..100. */
 export interface KeysetPage {
@@ -91,7 +91,7 @@ export class CursorCodec {
 }
 
 /** Clamps a requested page size into 1..100 (absent → 100); below 1 is an error. */
-export function clampSize(raw: number | undefined | null, fallback = MAX_PAGE_SIZE): number {
+function clampSize(raw: number | undefined | null, fallback = MAX_PAGE_SIZE): number {
   if (raw === undefined || raw === null) return fallback;
   if (!Number.isInteger(raw) || raw < 1) throw new BadRequestError('Page size must be a positive integer');
   return Math.min(raw, MAX_PAGE_SIZE);

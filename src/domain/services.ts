@@ -2,61 +2,55 @@ import type { Db } from '../db/create-db';
 import { TenantSql } from '../db/tenant-sql';
 import type { Limits } from '../config';
 import { Authenticator } from './auth/authenticator';
-import { LoginRepository } from './auth/login.repository';
 import { LoginAttempts } from './auth/login-attempt';
 import { AccountService } from './directory/account.service';
 import { GroupService } from './directory/group.service';
 import { PhoneNumberService } from './directory/phone-number.service';
 import { UserService } from './directory/user.service';
+import { UserPasswordService } from './directory/user-password.service';
 import { OAuthClientService } from './oauth-clients/oauth-client.service';
 import { CallbackRequestService } from './callback-requests/callback-request.service';
 import { OAuthTokenService } from './oauth-tokens/oauth-token.service';
 import { CursorCodec } from './pagination';
-import { OAuthTokenRepository } from './oauth-tokens/oauth-token.repository';
-import { OAuthGrantTokenRepository } from './oauth-tokens/oauth-grant-token.repository';
-import { PresentedTokenRepository } from './oauth-tokens/presented-token.repository';
-import { OAuthClientRepository } from './oauth-clients/oauth-client.repository';
-import { CallbackRequestRepository } from './callback-requests/callback-request.repository';
-import { OAuthClientSecretRepository } from './oauth-clients/oauth-client-secret.repository';
 import { OAuthServer } from './oauth-server/oauth-server.service';
-import { OAuthAuthorizationCodeRepository } from './oauth-server/oauth-authorization-code.repository';
-import { OAuthGrantRepository } from './oauth-server/oauth-grant.repository';
-import { AuditLogRepository } from './audit/audit-log.repository';
 import { AuditLogService } from './audit/audit-log.service';
+import { repositories } from './repositories';
 
-export interface ServiceOptions {
-  db: Db;
+interface ServiceOptions {
+  db: Pick<Db, 'sql' | 'transaction'>;
   hashKey: Buffer;
   limits: Limits;
 }
 
-/** Every domain service, built once per app over one database. */
+/**
+ * The composition root: every repository and every domain service, built once
+ * over one database and one configuration. The server (main.ts → buildApp), the
+ * CLI, the first start (bootstrapAdmin), the benchmark and the tests all take
+ * their services from here; nothing else builds a service or a repository.
+ */
 export function createServices(options: ServiceOptions) {
   const { db, hashKey, limits } = options;
   // every repository runs its statements through the one tenant-scoped helper
-  const sql = new TenantSql(db.sql);
-  const tokens = new OAuthTokenRepository(sql);
-  const logins = new LoginRepository(sql);
+  const repos = repositories(new TenantSql(db.sql));
   // one login-attempt protocol for Basic logins and previous-password checks
-  const attempts = new LoginAttempts(logins, limits.loginWindowSeconds);
-  const oauthClients = new OAuthClientService(db, new OAuthClientRepository(sql), new OAuthClientSecretRepository(sql), hashKey);
+  const attempts = new LoginAttempts(repos.logins, limits.loginWindowSeconds);
+  const oauthClients = new OAuthClientService(db, repos.clients, repos.secrets, repositories, hashKey);
+  const passwords = new UserPasswordService(db, repos.users, repositories, { attempts, hashKey, limits });
   return {
-    db,
-    limits,
-    authenticator: new Authenticator({ logins, attempts, tokens: new PresentedTokenRepository(sql), hashKey, limits }),
-    accounts: new AccountService(db),
-    users: new UserService(db, { attempts, hashKey, limits }),
-    groups: new GroupService(db),
-    phoneNumbers: new PhoneNumberService(db),
+    authenticator: new Authenticator({ logins: repos.logins, attempts, tokens: repos.presentedTokens, hashKey, limits }),
+    accounts: new AccountService(db, repos.accounts, repositories),
+    users: new UserService(db, repos.users, repositories, passwords),
+    groups: new GroupService(db, repos.groups, repositories),
+    phoneNumbers: new PhoneNumberService(db, repos.phoneNumbers, repositories),
     oauthClients,
     oauthServer: new OAuthServer({
-      db, hashKey, clients: oauthClients, tokens: new OAuthGrantTokenRepository(sql), codes: new OAuthAuthorizationCodeRepository(sql), grants: new OAuthGrantRepository(sql),
+      db, hashKey, clients: oauthClients, tokens: repos.grantTokens, codes: repos.codes, grants: repos.grants, repos: repositories,
       limits,
     }),
-    callbackRequests: new CallbackRequestService(new CallbackRequestRepository(sql), limits),
-    oauthTokens: new OAuthTokenService(tokens, hashKey),
+    callbackRequests: new CallbackRequestService(repos.callbackRequests, limits),
+    oauthTokens: new OAuthTokenService(repos.tokens, hashKey),
     cursors: new CursorCodec(hashKey),
-    auditLogs: new AuditLogService(new AuditLogRepository(sql)),
+    auditLogs: new AuditLogService(repos.auditLogs),
   };
 }
 

@@ -25,7 +25,7 @@ const EXTENSIONS: Record<ErrorCode, (err: DomainError) => Record<string, unknown
   SERVICE_UNAVAILABLE: () => ({}),
 };
 
-export function domainExtensions(err: DomainError): Record<string, unknown> {
+function domainExtensions(err: DomainError): Record<string, unknown> {
   const retryAfter = retryAfterOf(err);
   return { code: err.code, ...EXTENSIONS[err.code](err), ...(retryAfter === undefined ? {} : { retryAfter }) };
 }

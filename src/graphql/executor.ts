@@ -14,14 +14,12 @@ import type { GraphQLExecutorKind } from '../config';
 // Apollo through its gateway interface (client documents: compiled on first use,
 // kept in a bounded cache keyed by Apollo's hash of the query text).
 
-export interface OperationArgs {
+interface OperationArgs {
   document: DocumentNode;
   operationName?: string | null;
   variableValues?: Record<string, unknown> | null;
   contextValue: unknown;
 }
-
-export type Execute = (args: OperationArgs) => Promise<ExecutionResult>;
 
 type GatewayInterface = ApolloServerOptionsWithGateway<BaseContext>['gateway'];
 type GatewayExecutor = NonNullable<Awaited<ReturnType<GatewayInterface['load']>>['executor']>;

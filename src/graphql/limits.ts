@@ -11,7 +11,7 @@ import { pageRequest, pageSize, type PageArgs } from '../domain/pagination';
 import { contextError } from './errors';
 
 /**
- * Limits on what one GraphQL operation may ask for (API.md §8), enforced before
+ * Limits on what one GraphQL operation may ask for (docs/api.md, "GraphQL"), enforced before
  * anything executes:
  *   - depth, aliases, directives and field suggestions: graphql-armor's validation rules;
  *   - tokens: graphql-js's own parser limit (Apollo `parseOptions.maxTokens`), so an
@@ -187,7 +187,7 @@ export interface ObjectCount {
   exceeded: boolean;
 }
 
-export class CostLimitExceededError extends BadRequestError {
+class CostLimitExceededError extends BadRequestError {
   constructor() {
     super(`Query cost limit of ${GRAPHQL_LIMITS.maxCost} exceeded while running; ask for fewer or smaller pages`);
   }

@@ -6,7 +6,7 @@ import type { OAuthTokenRecord } from '../domain/oauth-tokens/oauth-token.servic
 import { OAuthClient } from './types/oauth-client.types';
 import { User } from './types/directory.types';
 
-export const CLIENT_TOKENS_LIMIT = 100;
+const CLIENT_TOKENS_LIMIT = 100;
 
 function byId<T extends { id: bigint }>(ids: readonly bigint[], rows: T[]): (T | null)[] {
   const map = new Map(rows.map((r) => [r.id, r]));

@@ -13,7 +13,7 @@ import { OAuthClientResolver } from './resolvers/oauth-client.resolver';
 import { CallbackRequestResolver } from './resolvers/callback-request.resolver';
 import { OAuthClientTokensResolver, OAuthTokenResolver } from './resolvers/oauth-token.resolver';
 
-export const resolvers = [
+const resolvers = [
   DirectoryResolver, UserResolver, GroupResolver, PhoneNumberResolver, AccountResolver,
   OAuthClientResolver, OAuthTokenResolver, OAuthClientTokensResolver, CallbackRequestResolver, AuditLogResolver,
 ] as const;

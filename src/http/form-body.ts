@@ -2,7 +2,7 @@ import { isUtf8 } from 'node:buffer';
 import type { FastifyInstance } from 'fastify';
 
 /** A form body's parameters; a repeated name becomes an array (refused later where one value is expected). */
-export type FormParams = Record<string, string | string[]>;
+type FormParams = Record<string, string | string[]>;
 
 /**
  * Accepts application/x-www-form-urlencoded bodies (RFC 6749 Appendix B; HTML

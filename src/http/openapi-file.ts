@@ -1,4 +1,5 @@
 import type { Db } from '../db/create-db';
+import { createServices } from '../domain/services';
 import { buildApp } from '../app';
 import { OAUTH_LIMIT_DEFAULTS } from '../config';
 
@@ -8,11 +9,13 @@ import { OAUTH_LIMIT_DEFAULTS } from '../config';
  * no statement), so that `npm run openapi:emit` needs none.
  */
 export async function printOpenApiFile(): Promise<string> {
+  const db = {} as Db;
+  const hashKey = Buffer.alloc(32);
   const { fastify } = await buildApp({
-    db: {} as Db,
+    db,
+    services: createServices({ db, hashKey, limits: { loginFailures: 10, loginWindowSeconds: 300, callbackRequests: 30, callbackWindowSeconds: 600, ...OAUTH_LIMIT_DEFAULTS } }),
     config: {
-      hashKey: Buffer.alloc(32),
-      limits: { loginFailures: 10, loginWindowSeconds: 300, callbackRequests: 30, callbackWindowSeconds: 600, ...OAUTH_LIMIT_DEFAULTS },
+      hashKey,
       graphqlIntrospection: true,
       logLevel: 'silent',
     },

@@ -28,7 +28,7 @@ export interface ParsedHost {
  * IPv6 in brackets), with an optional port 1–65535. Anything else (empty, spaces,
  * "[", a port out of range, userinfo, a path) is undefined.
  */
-export function parseHost(raw: string | undefined): ParsedHost | undefined {
+function parseHost(raw: string | undefined): ParsedHost | undefined {
   if (raw === undefined || raw.length === 0 || raw.length > 300) return undefined;
   const m = /^(\[[0-9a-fA-F:.]+\]|[^:[\]]+)(?::(\d{1,5}))?$/.exec(raw);
   if (!m) return undefined;

@@ -6,7 +6,7 @@ import { BadRequestError, DomainError } from '../domain/errors';
 import { authorize, isPermission, type Permission } from '../domain/authorization';
 import type { ContextBuilder } from '../http/request-context';
 import type { GraphQLContext } from '../graphql/context';
-import { envelopeFor, internalError, notFound, type ErrorResponse } from '../http/error-envelope';
+import { envelopeFor, internalError, type ErrorResponse } from '../http/error-envelope';
 import { restValidatorCompiler } from './validation';
 import { prepareOperation } from '../graphql/executor';
 import type { GraphQLExecutorKind } from '../config';
@@ -43,7 +43,7 @@ export interface RestRequest<S extends RouteSchema = RouteSchema> {
   url: string;
 }
 
-export interface RestResult<S extends RouteSchema = RouteSchema> {
+interface RestResult<S extends RouteSchema = RouteSchema> {
   status: number;
   body?: { [K in keyof S['response']]: Of<S['response'][K], never> }[keyof S['response']];
   headers?: Record<string, string>;
@@ -165,5 +165,3 @@ export function registerRestRoutes(
     });
   }
 }
-
-export { notFound };

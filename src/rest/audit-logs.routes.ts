@@ -18,7 +18,7 @@ type Keys<T> = (keyof T & string)[];
 const keysOf = <T extends object>(values: T) => Object.keys(values) as Keys<T>;
 
 /** Zendesk's audit log JSON, and ours beside it: changed_fields, request_id, via. */
-export const AuditLogJson = Type.Object(
+const AuditLogJson = Type.Object(
   {
     url: Type.String({ format: 'uri' }),
     id: Type.Integer(),
@@ -48,7 +48,7 @@ export const AuditLogJson = Type.Object(
 );
 
 /** Zendesk's audit log JSON, and ours beside it: changed_fields, request_id, via. */
-export function serializeAuditLog(l: RestAuditLogFragment) {
+function serializeAuditLog(l: RestAuditLogFragment) {
   return {
     url: l.url,
     id: Number(l.id),

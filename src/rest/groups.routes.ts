@@ -12,8 +12,8 @@ import { isoSeconds } from './body';
 import { createRoute, deleteRoute, offsetListRoute, showRoute, updateRoute } from './record-routes';
 import { BodyField, Keyed, mustBe, NullableTimestamp, Timestamp, unwrap, wrappedBody, type Fields } from './schemas';
 
-/** Zendesk's group JSON (API.md "Groups"). */
-export const GroupJson = Type.Object(
+/** Zendesk's group JSON (docs/api.md, "Groups"). */
+const GroupJson = Type.Object(
   {
     id: Type.Integer(),
     url: Type.String({ format: 'uri' }),
@@ -30,8 +30,8 @@ export const GroupJson = Type.Object(
 );
 const OneGroup = Keyed('group', GroupJson);
 
-/** Zendesk's group JSON (API.md "Groups"). */
-export function serializeGroup(g: RestGroupFragment) {
+/** Zendesk's group JSON (docs/api.md, "Groups"). */
+function serializeGroup(g: RestGroupFragment) {
   return {
     id: Number(g.id),
     url: g.url,

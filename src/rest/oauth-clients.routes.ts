@@ -16,8 +16,8 @@ import {
   answer, BodyField, errorResponses, HEADERS, IdParams, mustBe, Nullable, NullableTimestamp, StringEnum, Timestamp, unwrap, wrappedBody, type Fields,
 } from './schemas';
 
-/** Zendesk's OAuth client JSON (API.md §5). */
-export const OAuthClientJson = Type.Object(
+/** Zendesk's OAuth client JSON (docs/api.md, "OAuth clients"). */
+const OAuthClientJson = Type.Object(
   {
     id: Type.Integer(),
     name: Type.String(),
@@ -41,8 +41,8 @@ export const OAuthClientJson = Type.Object(
   },
 );
 
-/** Zendesk's OAuth client JSON (API.md §5). */
-export function serializeOAuthClient(c: RestOAuthClientFragment) {
+/** Zendesk's OAuth client JSON (docs/api.md, "OAuth clients"). */
+function serializeOAuthClient(c: RestOAuthClientFragment) {
   return {
     id: Number(c.id),
     name: c.name,

@@ -23,8 +23,8 @@ const TOKEN_EXAMPLE = {
   used_at: '2026-11-22T08:00:00Z', refresh_token: null, refresh_token_expires_at: null, url: 'https://help.example.com/api/v2/oauth/tokens/42.json',
 };
 
-/** Zendesk's OAuth token JSON (API.md §6). */
-export const OAuthTokenJson = Type.Object(
+/** Zendesk's OAuth token JSON (docs/api.md, "OAuth tokens"). */
+const OAuthTokenJson = Type.Object(
   {
     id: Type.Integer(),
     token: Type.String({ description: 'In full only in the create answer; elsewhere its first 10 characters' }),
@@ -42,8 +42,8 @@ export const OAuthTokenJson = Type.Object(
 );
 const OneToken = Keyed('token', OAuthTokenJson);
 
-/** Zendesk's OAuth token JSON (API.md §6). */
-export function serializeOAuthToken(t: RestOAuthTokenFragment) {
+/** Zendesk's OAuth token JSON (docs/api.md, "OAuth tokens"). */
+function serializeOAuthToken(t: RestOAuthTokenFragment) {
   return {
     id: Number(t.id),
     token: t.token,
@@ -138,7 +138,7 @@ export const oauthTokenRoutes: AnyRestRoute[] = [
     secret: true,
     variables: (req) => {
       const body = unwrap(req.body, 'token');
-      // The body's client_id wins; the query parameter is the fallback (seed §4.2). The domain judges either.
+      // The body's client_id wins; the query parameter is the fallback (docs/api.md, "OAuth tokens"). The domain judges either.
       const clientId = body.client_id ?? req.query.client_id;
       return { input: { clientId: clientId == null ? null : idText(clientId), scopes: body.scopes ?? null } };
     },

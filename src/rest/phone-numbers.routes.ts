@@ -17,8 +17,8 @@ const Capabilities = Type.Object(
   { additionalProperties: false },
 );
 
-/** Zendesk's voice phone number JSON (API.md "Voice phone numbers"). */
-export const PhoneNumberJson = Type.Object(
+/** Zendesk's voice phone number JSON (docs/api.md, "Voice phone numbers"). */
+const PhoneNumberJson = Type.Object(
   {
     id: Type.Integer(),
     url: Type.String({ format: 'uri' }),
@@ -42,8 +42,8 @@ export const PhoneNumberJson = Type.Object(
 );
 const OnePhoneNumber = Keyed('phone_number', PhoneNumberJson);
 
-/** Zendesk's voice phone number JSON (API.md "Voice phone numbers"). */
-export function serializePhoneNumber(p: RestPhoneNumberFragment) {
+/** Zendesk's voice phone number JSON (docs/api.md, "Voice phone numbers"). */
+function serializePhoneNumber(p: RestPhoneNumberFragment) {
   return {
     id: Number(p.id),
     url: p.url,

@@ -8,7 +8,7 @@ import { groupRoutes } from './groups.routes';
 import { phoneNumberRoutes } from './phone-numbers.routes';
 import { accountSettingsRoutes } from './account-settings.routes';
 
-/** Every /api/v2 route of the seed. */
+/** Every /api/v2 route (docs/api.md lists them). */
 export const restRoutes: AnyRestRoute[] = [
   ...oauthClientRoutes, ...oauthTokenRoutes, ...callbackRequestRoutes, ...userRoutes, ...groupRoutes, ...phoneNumberRoutes, ...accountSettingsRoutes,
   ...auditLogRoutes,

@@ -84,7 +84,7 @@ export type Fields<P extends TProperties> = { [K in keyof P]?: Static<P[K]> };
 export type Wrapped<P extends TProperties> = Fields<P> & { [wrapper: string]: unknown };
 
 /**
- * A request body of `fields`, flat (as in Zendesk's seed) or wrapped as
+ * A request body of `fields`, flat (as in Zendesk's API) or wrapped as
  * {"<wrapper>": {…}} (Support API style). Every field is optional and nullable;
  * unknown fields are allowed and ignored. Read it with unwrap().
  */
@@ -108,7 +108,7 @@ export function unwrap<P extends TProperties>(body: Wrapped<P> | undefined, wrap
 export const IgnoredBody = Type.Object({}, { description: 'Ignored (a body, if sent, must be a JSON object).' });
 
 /** A query parameter holding an integer, written as digits (-?[0-9]+); anything else → 400 `invalid`. */
-export function QueryInteger(invalid: string, options: { minimum?: number; maximum?: number; description?: string } = {}) {
+function QueryInteger(invalid: string, options: { minimum?: number; maximum?: number; description?: string } = {}) {
   return Type.Optional(Type.Integer({ maximum: 999_999_999, ...options, [INVALID]: invalid }));
 }
 
@@ -125,7 +125,7 @@ export function QueryString(options: { description?: string; pattern?: string; i
 
 // ---------------------------------------------------------------- ids
 
-/** An id in a path: a positive integer (anything else answers 404, API.md §4). */
+/** An id in a path: a positive integer (anything else answers 404, docs/api.md, "Errors"). */
 export const IdParams = Type.Object({
   id: Type.String({ pattern: '^[1-9][0-9]{0,18}$', description: 'A positive integer id (a `.json` suffix is accepted).' }),
 });
@@ -141,7 +141,7 @@ export const NullableTimestamp = Nullable(Type.String({ format: 'date-time' }), 
 
 // ---------------------------------------------------------------- pagination
 
-/** Query parameters of a paged list: cursor mode with any page[…], offset mode otherwise (API.md §9). */
+/** Query parameters of a paged list: cursor mode with any page[…], offset mode otherwise (docs/api.md, "Pagination"). */
 export const PageQuery = {
   'page[size]': QueryInteger('page[size] must be a positive integer', { minimum: 1, description: 'Cursor mode: 1..100 (larger values are clamped), default 100' }),
   'page[after]': QueryString({ description: 'Cursor mode: the after_cursor of the previous page' }),
@@ -210,7 +210,7 @@ const envelope = (error: string, description: TSchema = Type.String()) =>
 
 const DETAIL_CODES = ['BlankValue', 'InvalidValue', 'NotFound', 'TooLong'] as const;
 
-/** Zendesk's error envelope per status (API.md §4). */
+/** Zendesk's error envelope per status (docs/api.md, "Errors"). */
 export const ERRORS = {
   400: answer(envelope('InvalidRequest'), 'Malformed JSON, a body that is not a JSON object, a bad query parameter or cursor, or no bearer token for …/current'),
   401: answer(Type.Object({ error: Type.Literal("Couldn't authenticate you") }, { additionalProperties: false }), 'Missing or wrong credentials', {
@@ -239,8 +239,6 @@ export const ERRORS = {
   500: answer(envelope('InternalError', Type.Literal('Internal error')), 'A bug'),
   503: answer(envelope('ServiceUnavailable'), 'The database is unreachable', HEADERS.retryAfter),
 };
-
-export type ErrorStatus = keyof typeof ERRORS;
 
 /**
  * The error answers of a route: those of every route (400 for a bad Host header,

@@ -44,8 +44,8 @@ const USER_EXAMPLE = {
   role: 'agent', active: true, created_at: '2026-11-21T10:29:59Z', updated_at: '2026-11-21T10:29:59Z',
 };
 
-/** Zendesk's user JSON (API.md "Users"). */
-export const UserJson = Type.Object(
+/** Zendesk's user JSON (docs/api.md, "Users"). */
+const UserJson = Type.Object(
   {
     id: Type.Integer(),
     url: Type.String({ format: 'uri' }),
@@ -60,8 +60,8 @@ export const UserJson = Type.Object(
 );
 const OneUser = Keyed('user', UserJson);
 
-/** Zendesk's user JSON (API.md "Users"). */
-export function serializeUser(u: RestUserFragment) {
+/** Zendesk's user JSON (docs/api.md, "Users"). */
+function serializeUser(u: RestUserFragment) {
   return {
     id: Number(u.id),
     url: u.url,

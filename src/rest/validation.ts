@@ -98,7 +98,7 @@ export function isValidationError(err: unknown): err is FastifyValidationError {
 }
 
 /**
- * Fastify's validation error in Zendesk's envelope (API.md §4): a path parameter → 404;
+ * Fastify's validation error in Zendesk's envelope (docs/api.md, "Errors"): a path parameter → 404;
  * a query parameter → 400 naming it; a body that is not an object → 400; a field → 422
  * with `details`, every field at once, each described by its schema's `x-invalid`.
  */

@@ -28,7 +28,7 @@ export interface FuzzFixture {
     readOnly: string;
     /** admin token with scopes ["write"]: cannot read */
     writeOnly: string;
-    /** admin token with an invalid scope: every request 403 (seed §4.3 rule 6) */
+    /** admin token with an invalid scope: every request 403 (docs/api.md, "Scopes and roles") */
     invalidScope: string;
     /** read write token of a client that only allows read */
     readOnlyClient: string;
@@ -253,7 +253,7 @@ const NOT_POSITIVE_INTEGERS = [
 const CANONICAL = /^[1-9]\d{0,18}$/;
 
 /**
- * Path segments that must answer 404 wherever an id goes (API.md §4): not a
+ * Path segments that must answer 404 wherever an id goes (docs/api.md, "Errors"): not a
  * positive integer, too big, malformed percent-encoding, non-canonical spellings
  * of an existing id, or ids that exist but not in the caller's account (or not at all).
  */
@@ -302,7 +302,7 @@ export type AuthFault = { label: string; headers: Record<string, string>; expect
 
 const printable = fc.string({ unit: fc.constantFrom(...'ABCabc019-_.~+/=:; ,"\'%\\!@#$^&*()[]{}<>?é\u00ff'.split('')), maxLength: 60 });
 
-/** Credentials that authenticate nobody: 401 everywhere (API.md §2.4). Never a well-formed Basic pair: those run scrypt and write rate_window_hits. */
+/** Credentials that authenticate nobody: 401 everywhere (docs/api.md, "Authentication"). Never a well-formed Basic pair: those run scrypt and write rate_window_hits. */
 export function unauthenticated(fx: FuzzFixture): fc.Arbitrary<AuthFault> {
   const f = (label: string, headers: Record<string, string>): AuthFault => ({ label, headers, expect: 401 });
   return fc.oneof(
@@ -408,7 +408,7 @@ const badUris = fc.oneof(
 );
 const tooManyUris = Array.from({ length: 21 }, (_, i) => `https://a${i}.example/cb`);
 
-/** OAuth client fields (API.md §5), as GraphQL's OAuthClientInput names them. */
+/** OAuth client fields (docs/api.md, "OAuth clients"), as GraphQL's OAuthClientInput names them. */
 export function oauthClientSpec(): ObjectSpec {
   return {
     name: { required: true, valid: validName, invalid: fc.oneof(fc.constantFrom(null, '', '   ', '\t\n', 'x'.repeat(256), ` ${'y'.repeat(300)} `), nulInside) },
@@ -426,7 +426,7 @@ export function oauthClientSpec(): ObjectSpec {
   };
 }
 
-/** Token creation fields (API.md §6), GraphQL names. */
+/** Token creation fields (docs/api.md, "OAuth tokens"), GraphQL names. */
 export function oauthTokenSpec(fx: FuzzFixture): ObjectSpec {
   return {
     clientId: { required: true, valid: fc.constant(fx.ids.client), invalid: fc.oneof(fc.constant(null), fc.constant(''), invalidIdValue(fx.ids.otherClient).map(String)) },
@@ -438,7 +438,7 @@ export function oauthTokenSpec(fx: FuzzFixture): ObjectSpec {
   };
 }
 
-/** Callback request fields (API.md §7), GraphQL names. */
+/** Callback request fields (docs/api.md, "Voice callback requests"), GraphQL names. */
 export function callbackRequestSpec(fx: FuzzFixture): ObjectSpec {
   return {
     phoneNumberId: { required: true, valid: fc.constant(fx.ids.phoneNumber), invalid: fc.oneof(fc.constant(null), fc.constant(''), invalidIdValue(fx.ids.otherPhoneNumber).map(String)) },
@@ -457,7 +457,7 @@ export function callbackRequestSpec(fx: FuzzFixture): ObjectSpec {
   };
 }
 
-/** The audit log's filter (API.md "Audit log"), GraphQL names; valid ranges never end before they start. */
+/** The audit log's filter (docs/api.md, "Audit log"), GraphQL names; valid ranges never end before they start. */
 export function auditLogFilterSpec(fx: FuzzFixture): ObjectSpec {
   return {
     sourceType: { valid: fc.constantFrom('OAUTH_CLIENT', 'OAUTH_TOKEN', 'USER', 'GROUP', 'VOICE_PHONE_NUMBER', 'ACCOUNT'), invalid: fc.constantFrom('TICKET', 'oauth_client', '') },
@@ -469,7 +469,7 @@ export function auditLogFilterSpec(fx: FuzzFixture): ObjectSpec {
 }
 
 /**
- * The directory's input fields (API.md "Users", "Groups", "Voice phone numbers",
+ * The directory's input fields (docs/api.md, "Users", "Groups", "Voice phone numbers",
  * "Account settings"), GraphQL names; the REST fuzzer maps them to snake_case.
  * A user's email that exists already in the account, and a number it holds, are invalid.
  */
@@ -551,7 +551,7 @@ const ENVELOPE_ERRORS: Record<number, string> = {
 const DETAIL_CODES = new Set(['BlankValue', 'InvalidValue', 'NotFound', 'TooLong']);
 
 /**
- * Problems with a REST error answer (API.md §4): a 4xx (one of `statuses` when
+ * Problems with a REST error answer (docs/api.md, "Errors"): a 4xx (one of `statuses` when
  * given), Zendesk's envelope as application/json; charset=utf-8, the error name
  * that goes with the status, no internals. Empty when all is well.
  */
@@ -594,7 +594,7 @@ export function envelopeProblems(res: LightMyRequestResponse, requestText: strin
   return problems;
 }
 
-/** Codes a GraphQL error may carry (API.md §4 plus Apollo's own for malformed operations). Never INTERNAL_SERVER_ERROR. */
+/** Codes a GraphQL error may carry (docs/api.md, "Errors" plus Apollo's own for malformed operations). Never INTERNAL_SERVER_ERROR. */
 export const GRAPHQL_CLIENT_ERROR_CODES = new Set([
   'BAD_REQUEST', 'UNAUTHENTICATED', 'FORBIDDEN', 'NOT_FOUND', 'BAD_USER_INPUT', 'RATE_LIMITED',
   'GRAPHQL_PARSE_FAILED', 'GRAPHQL_VALIDATION_FAILED', 'PERSISTED_QUERY_NOT_FOUND', 'PERSISTED_QUERY_NOT_SUPPORTED', 'OPERATION_RESOLUTION_FAILURE',

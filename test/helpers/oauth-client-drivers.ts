@@ -3,12 +3,12 @@ import type { LightMyRequestResponse } from 'fastify';
 import { hmacHex, randomUrlSafe } from '../../src/domain/crypto';
 import { TEST_HASH_KEY, type TestContext, type TestUser } from './test-app';
 
-// One interface over both transports of the OAuth clients API (API.md §5), so
+// One interface over both transports of the OAuth clients API (docs/api.md, "OAuth clients"), so
 // that a single table of cases runs through REST and GraphQL alike. Every
 // outcome is normalized: success → { ok, value } with the record in REST's
 // snake_case shape; failure → { ok: false, code, fields } where `code` is the
 // GraphQL extensions.code (REST statuses are mapped onto it only when the body
-// is exactly Zendesk's envelope of API.md §4; anything else becomes an
+// is exactly Zendesk's envelope of docs/api.md, "Errors"; anything else becomes an
 // "UNEXPECTED …" code that names the raw response, so a test fails loudly).
 
 /** `rest.json` is REST with the `.json` suffix on every path. */
@@ -126,7 +126,7 @@ function parse(res: LightMyRequestResponse): unknown {
   }
 }
 
-/** Maps a REST error response onto the GraphQL code, only when it is exactly the envelope of API.md §4. */
+/** Maps a REST error response onto the GraphQL code, only when it is exactly the envelope of docs/api.md, "Errors". */
 export function restFailure(res: LightMyRequestResponse): Failure {
   const body = parse(res) as Record<string, unknown> | undefined;
   const json = res.headers['content-type'] === JSON_TYPE && body !== undefined && typeof body === 'object' && !Array.isArray(body);

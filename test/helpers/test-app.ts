@@ -1,6 +1,7 @@
 import { Writable } from 'node:stream';
 import type { InjectOptions, LightMyRequestResponse } from 'fastify';
 import { buildApp, type App } from '../../src/app';
+import { createServices } from '../../src/domain/services';
 import { OAUTH_LIMIT_DEFAULTS, type GraphQLExecutorKind, type Limits } from '../../src/config';
 import { hashPassword } from '../../src/domain/auth/passwords';
 import { hmacHex, randomUrlSafe } from '../../src/domain/crypto';
@@ -65,9 +66,9 @@ export async function createTestApp(
   });
   const app = await buildApp({
     db,
+    services: createServices({ db, hashKey: TEST_HASH_KEY, limits: { ...DEFAULT_LIMITS, ...options.limits } }),
     config: {
       hashKey: TEST_HASH_KEY,
-      limits: { ...DEFAULT_LIMITS, ...options.limits },
       publicUrl: options.publicUrl,
       graphqlIntrospection: options.graphqlIntrospection ?? true,
       graphqlExecutor: options.graphqlExecutor,

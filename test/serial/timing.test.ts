@@ -3,7 +3,7 @@ import path from 'node:path';
 import * as ts from 'typescript';
 import { basicHeader, createTestApp, type TestContext } from '../helpers/test-app';
 
-// API.md §2.5: wrong-email and wrong-password answers are indistinguishable, in
+// docs/api.md, "Authentication": wrong-email and wrong-password answers are indistinguishable, in
 // content and in time (an unknown email is verified against a dummy hash). And
 // secrets are compared in constant time.
 

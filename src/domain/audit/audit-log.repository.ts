@@ -11,7 +11,6 @@ import type { AuditSourceType } from './audit-source-types';
 // changed fields only, never their values (a secret never reaches this table).
 
 export type AuditAction = 'create' | 'update' | 'destroy';
-export const AUDIT_ACTIONS: readonly AuditAction[] = ['create', 'update', 'destroy'];
 export type { AuditSourceType } from './audit-source-types';
 
 /** Who made a change, and how it arrived. */

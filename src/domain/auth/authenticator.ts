@@ -76,7 +76,7 @@ export class Authenticator {
     const found = await this.options.tokens.findPresented(this.hashToken(token), subdomain);
     if (!found) throw new UnauthenticatedError('Bearer');
     const { record } = found;
-    // A token with any invalid scope is refused outright (seed §4.3 rule 6).
+    // A token with any invalid scope is refused outright (docs/api.md, "Scopes and roles").
     if (!allScopesValid(record.scopes)) throw new ForbiddenError();
     return {
       accountId: record.accountId,

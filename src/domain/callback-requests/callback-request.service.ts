@@ -6,7 +6,7 @@ import type { Viewer } from '../auth/viewer';
 import type { CallbackRequestRecord, CallbackRequestRepository, CallbackRequestStatus } from './callback-request.repository';
 import { checkCallbackRequest, type CallbackRequestInput } from './callback-request.validation';
 
-export type { CallbackRequestRecord, CallbackRequestStatus } from './callback-request.repository';
+export type { CallbackRequestRecord } from './callback-request.repository';
 
 export interface CreatedCallbackRequest extends CallbackRequestRecord {
   /** the account's budget after this creation */
@@ -28,13 +28,13 @@ export interface CallbackRequestPage {
   totalCount: number;
 }
 
-export const RATE_LIMIT_BUCKET = 'callback_requests';
-/** With omnichannel routing only the first requested group routes; otherwise all do (seed §2.3). */
-export function routedGroups(requested: bigint[], omnichannelRouting: boolean): bigint[] {
+const RATE_LIMIT_BUCKET = 'callback_requests';
+/** With omnichannel routing only the first requested group routes; otherwise all do (docs/api.md, "Voice callback requests"). */
+function routedGroups(requested: bigint[], omnichannelRouting: boolean): bigint[] {
   return omnichannelRouting ? requested.slice(0, 1) : requested;
 }
 
-/** Voice callback requests of the viewer's account (API.md §7): validation, routing, the account's window. */
+/** Voice callback requests of the viewer's account (docs/api.md, "Voice callback requests"): validation, routing, the account's window. */
 export class CallbackRequestService {
   constructor(
     private readonly requests: CallbackRequestRepository,

@@ -24,7 +24,7 @@ function shown(value: unknown): string {
 }
 
 /**
- * Shape rules of API.md §7 (seed §2.3). Problems go to `v`; the service adds
+ * Shape rules of docs/api.md, "Voice callback requests". Problems go to `v`; the service adds
  * the ones that need the database (ids of this account) before throwing.
  */
 export function checkCallbackRequest(input: CallbackRequestInput, v: Validator): CheckedCallbackRequest {

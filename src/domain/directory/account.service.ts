@@ -1,11 +1,11 @@
-import type { Db } from '../../db/create-db';
-import { TenantSql, tenantTransaction } from '../../db/tenant-sql';
+import { tenantTransaction } from '../../db/tenant-sql';
+import type { RepositoryFactory, Transactions } from '../repositories';
 import { recordAudit, systemActor } from '../audit/audit-log.repository';
 import type { AccountScope } from '../authorization';
 import type { RequestOrigin } from '../auth/viewer';
 import { NotFoundError, ValidationError, Validator } from '../errors';
 import { auditActorOf, booleanField, changedFields, scopeOf, textField, type Acting } from './acting';
-import { AccountRepository, type AccountRecord, type AccountSettingsChanges } from './account.repository';
+import type { AccountRepository, AccountRecord, AccountSettingsChanges } from './account.repository';
 
 export type { AccountRecord } from './account.repository';
 
@@ -18,11 +18,11 @@ export interface AccountSettingsInput {
 
 /** Accounts (tenants): created and listed by the operator (CLI); their settings read and written by admins. */
 export class AccountService {
-  private readonly accounts: AccountRepository;
-
-  constructor(private readonly db: Pick<Db, 'sql' | 'transaction'>) {
-    this.accounts = new AccountRepository(new TenantSql(db.sql));
-  }
+  constructor(
+    private readonly db: Transactions,
+    private readonly accounts: AccountRepository,
+    private readonly repos: RepositoryFactory,
+  ) {}
 
   /** The account a request acts in (or a known account: the authorization pages). */
   find(scope: AccountScope): Promise<AccountRecord | null> {
@@ -56,7 +56,7 @@ export class AccountService {
     }
     v.throwIfAny();
     return tenantTransaction(this.db, async (sql) => {
-      const accounts = new AccountRepository(sql);
+      const accounts = this.repos(sql).accounts;
       const account = await accounts.insert({ name: trimmed!, subdomain: sub });
       if (!account) {
         if (sub !== undefined && !(await accounts.findByName(trimmed!))) {
@@ -85,7 +85,7 @@ export class AccountService {
     };
     v.throwIfAny();
     return tenantTransaction(this.db, async (sql) => {
-      const accounts = new AccountRepository(sql);
+      const accounts = this.repos(sql).accounts;
       const current = (await accounts.find(scopeOf(acting), true)) ?? notFound();
       const changed = changedFields(current, changes, { omnichannel_routing: 'omnichannelRouting' });
       if (changed.length === 0) return current;

@@ -1,8 +1,7 @@
 import { randomBytes } from 'node:crypto';
-import type { Db } from '../../db/create-db';
 import { systemActor } from '../audit/audit-log.repository';
-import { AccountService } from './account.service';
-import { UserService } from './user.service';
+import type { AccountService } from './account.service';
+import type { UserService } from './user.service';
 
 export interface BootstrapResult {
   created: boolean;
@@ -14,12 +13,14 @@ export interface BootstrapResult {
 /**
  * On a database with no user at all: account "default" and an admin in it.
  * Callers run it under the migration lock, so concurrent starters create it once.
- * Both changes are the system's own (audit via 'system').
+ * Both changes are the system's own (audit via 'system'). The services are
+ * the composition root's (createServices), as the server's are.
  */
-export async function bootstrapAdmin(db: Pick<Db, 'sql' | 'transaction'>, options: { email: string; password?: string }): Promise<BootstrapResult> {
-  const users = new UserService(db);
+export async function bootstrapAdmin(
+  { accounts, users }: { accounts: AccountService; users: UserService },
+  options: { email: string; password?: string },
+): Promise<BootstrapResult> {
   if (await users.anyUser()) return { created: false };
-  const accounts = new AccountService(db);
   const account = (await accounts.findByName('default')) ?? (await accounts.create('default', undefined, { via: 'system' }));
   const password = options.password ?? randomBytes(12).toString('base64url');
   await users.create(systemActor(account.id, { via: 'system' }), { email: options.email, password, role: 'admin', name: 'Administrator' });

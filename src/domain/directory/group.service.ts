@@ -1,15 +1,15 @@
-import type { Db } from '../../db/create-db';
-import { TenantSql, tenantTransaction } from '../../db/tenant-sql';
+import { tenantTransaction } from '../../db/tenant-sql';
+import type { RepositoryFactory, Transactions } from '../repositories';
 import { recordAudit } from '../audit/audit-log.repository';
 import { NotFoundError, Validator } from '../errors';
 import { parseId } from '../ids';
 import { checkOffsetPage, type OffsetPage } from '../pagination';
 import { auditActorOf, changedFields, scopeOf, textField, type Acting } from './acting';
-import { GroupRepository, type GroupChanges, type GroupRecord } from './group.repository';
+import type { GroupChanges, GroupRecord, GroupRepository } from './group.repository';
 
 export type { GroupRecord } from './group.repository';
 
-export const GROUP_DESCRIPTION_MAX = 1000;
+const GROUP_DESCRIPTION_MAX = 1000;
 
 export interface GroupInput {
   name?: unknown;
@@ -25,13 +25,13 @@ function validate(input: GroupInput, creating: boolean): GroupChanges {
   return { name: name ?? undefined, description: description === null ? '' : description };
 }
 
-/** Groups of an account (API.md "Groups"): agents read them, admins write them. Every change is audited in its transaction. */
+/** Groups of an account (docs/api.md, "Groups"): agents read them, admins write them. Every change is audited in its transaction. */
 export class GroupService {
-  private readonly groups: GroupRepository;
-
-  constructor(private readonly db: Pick<Db, 'sql' | 'transaction'>) {
-    this.groups = new GroupRepository(new TenantSql(db.sql));
-  }
+  constructor(
+    private readonly db: Transactions,
+    private readonly groups: GroupRepository,
+    private readonly repos: RepositoryFactory,
+  ) {}
 
   async find(acting: Acting, rawId: unknown): Promise<GroupRecord | null> {
     const id = parseId(rawId);
@@ -50,7 +50,7 @@ export class GroupService {
   create(acting: Acting, input: GroupInput): Promise<GroupRecord> {
     const fields = validate(input, true);
     return tenantTransaction(this.db, async (sql) => {
-      const group = await new GroupRepository(sql).insert(scopeOf(acting), { name: fields.name!, description: fields.description ?? '' });
+      const group = await this.repos(sql).groups.insert(scopeOf(acting), { name: fields.name!, description: fields.description ?? '' });
       await recordAudit(sql, auditActorOf(acting), {
         action: 'create', sourceType: 'group', sourceId: group.id, sourceLabel: group.name,
         changedFields: ['name', ...(group.description ? ['description'] : [])], description: 'Created',
@@ -63,7 +63,7 @@ export class GroupService {
     const id = parseId(rawId) ?? notFound();
     const changes = validate(input, false);
     return tenantTransaction(this.db, async (sql) => {
-      const groups = new GroupRepository(sql);
+      const groups = this.repos(sql).groups;
       const current = (await groups.find(scopeOf(acting), id, true)) ?? notFound();
       const changed = changedFields(current, changes, { name: 'name', description: 'description' });
       if (changed.length === 0) return current;
@@ -79,7 +79,7 @@ export class GroupService {
   async delete(acting: Acting, rawId: unknown): Promise<void> {
     const id = parseId(rawId) ?? notFound();
     await tenantTransaction(this.db, async (sql) => {
-      const deleted = (await new GroupRepository(sql).delete(scopeOf(acting), id)) ?? notFound();
+      const deleted = (await this.repos(sql).groups.delete(scopeOf(acting), id)) ?? notFound();
       await recordAudit(sql, auditActorOf(acting), { action: 'destroy', sourceType: 'group', sourceId: id, sourceLabel: deleted.name, description: 'Deleted' });
     });
   }

@@ -1,8 +1,7 @@
 import type { TenantSql } from '../../db/tenant-sql';
 import { recordAudit, type AuditActor } from '../audit/audit-log.repository';
 import type { AccountScope } from '../authorization';
-import { OAuthGrantRepository } from '../oauth-server/oauth-grant.repository';
-import { OAuthTokenRepository } from '../oauth-tokens/oauth-token.repository';
+import type { Repositories } from '../repositories';
 
 // What a new password ends (docs/api.md "Users"), in the transaction that stores
 // it: every OAuth grant of the user, so their refresh tokens, the access tokens
@@ -14,10 +13,10 @@ import { OAuthTokenRepository } from '../oauth-tokens/oauth-token.repository';
 // should not break because a person changed their password.
 
 /** Revokes the user's grants and their tokens, one audit record per token; how many tokens. */
-export async function endGrantsOfUser(sql: TenantSql, actor: AuditActor, scope: AccountScope, userId: bigint): Promise<number> {
+export async function endGrantsOfUser(sql: TenantSql, tx: Repositories, actor: AuditActor, scope: AccountScope, userId: bigint): Promise<number> {
   // grants first: a refresh running meanwhile share-locks its grant, and is waited for (OAuthGrantRepository.revoke)
-  await new OAuthGrantRepository(sql).revokeAllOfUser(scope, userId);
-  const revoked = await new OAuthTokenRepository(sql).revokeGrantTokensOfUser(scope, userId);
+  await tx.grants.revokeAllOfUser(scope, userId);
+  const revoked = await tx.tokens.revokeGrantTokensOfUser(scope, userId);
   if (revoked.length > 0) {
     await recordAudit(
       sql,

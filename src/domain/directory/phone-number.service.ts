@@ -1,13 +1,12 @@
-import type { Db } from '../../db/create-db';
-import { TenantSql, tenantTransaction } from '../../db/tenant-sql';
+import { tenantTransaction } from '../../db/tenant-sql';
+import type { RepositoryFactory, Transactions } from '../repositories';
 import { recordAudit } from '../audit/audit-log.repository';
-import { CallbackRequestRepository } from '../callback-requests/callback-request.repository';
 import { NotFoundError, ValidationError, Validator } from '../errors';
 import { parseId } from '../ids';
 import { checkOffsetPage, type OffsetPage } from '../pagination';
 import { toE164 } from '../phone';
 import { auditActorOf, booleanField, changedFields, scopeOf, textField, type Acting } from './acting';
-import { PhoneNumberRepository, type PhoneNumberChanges, type PhoneNumberRecord } from './phone-number.repository';
+import type { PhoneNumberChanges, PhoneNumberRecord, PhoneNumberRepository } from './phone-number.repository';
 
 export type { PhoneNumberRecord } from './phone-number.repository';
 
@@ -44,16 +43,16 @@ function validate(input: PhoneNumberInput, v: Validator): PhoneNumberChanges {
 }
 
 /**
- * Voice phone numbers of an account (API.md "Voice phone numbers"): agents read
+ * Voice phone numbers of an account (docs/api.md, "Voice phone numbers"): agents read
  * them, admins write them. Deleting is a soft delete that cancels the number's
  * open callback requests; creating the same number again brings it back.
  */
 export class PhoneNumberService {
-  private readonly numbers: PhoneNumberRepository;
-
-  constructor(private readonly db: Pick<Db, 'sql' | 'transaction'>) {
-    this.numbers = new PhoneNumberRepository(new TenantSql(db.sql));
-  }
+  constructor(
+    private readonly db: Transactions,
+    private readonly numbers: PhoneNumberRepository,
+    private readonly repos: RepositoryFactory,
+  ) {}
 
   async find(acting: Acting, rawId: unknown): Promise<PhoneNumberRecord | null> {
     const id = parseId(rawId);
@@ -77,7 +76,7 @@ export class PhoneNumberService {
     const fields = validate(input, v);
     v.throwIfAny();
     return tenantTransaction(this.db, async (sql) => {
-      const stored = await new PhoneNumberRepository(sql).insertOrRevive(scopeOf(acting), {
+      const stored = await this.repos(sql).phoneNumbers.insertOrRevive(scopeOf(acting), {
         number: number!,
         nickname: fields.nickname ?? null,
         callbackEnabled: fields.callbackEnabled ?? false,
@@ -103,7 +102,7 @@ export class PhoneNumberService {
     const changes = validate(input, v);
     v.throwIfAny();
     return tenantTransaction(this.db, async (sql) => {
-      const numbers = new PhoneNumberRepository(sql);
+      const numbers = this.repos(sql).phoneNumbers;
       const current = (await numbers.find(scopeOf(acting), id, true)) ?? notFound();
       const changed = changedFields(current, changes, FIELD_NAMES);
       if (changed.length === 0) return current;
@@ -120,8 +119,9 @@ export class PhoneNumberService {
   async delete(acting: Acting, rawId: unknown): Promise<void> {
     const id = parseId(rawId) ?? notFound();
     await tenantTransaction(this.db, async (sql) => {
-      const deleted = (await new PhoneNumberRepository(sql).softDelete(scopeOf(acting), id)) ?? notFound();
-      const cancelled = await new CallbackRequestRepository(sql).cancelOpenOfPhoneNumber(scopeOf(acting), id);
+      const tx = this.repos(sql);
+      const deleted = (await tx.phoneNumbers.softDelete(scopeOf(acting), id)) ?? notFound();
+      const cancelled = await tx.callbackRequests.cancelOpenOfPhoneNumber(scopeOf(acting), id);
       await recordAudit(sql, auditActorOf(acting), {
         action: 'destroy', sourceType: 'voice_phone_number', sourceId: id, sourceLabel: deleted.number,
         description: `Deleted; ${cancelled} open callback request${cancelled === 1 ? '' : 's'} cancelled`,

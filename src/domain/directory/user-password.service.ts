@@ -1,5 +1,5 @@
-import type { Db } from '../../db/create-db';
-import { TenantSql, tenantTransaction } from '../../db/tenant-sql';
+import { tenantTransaction } from '../../db/tenant-sql';
+import type { RepositoryFactory, Transactions } from '../repositories';
 import type { Limits } from '../../config';
 import { recordAudit } from '../audit/audit-log.repository';
 import { accountScope, usersVisibleTo } from '../authorization';
@@ -16,7 +16,7 @@ import { auditActorOf, isViewer, type Acting } from './acting';
 import { endGrantsOfUser } from './password-change';
 import { checkSetPassword } from './sign-in-power';
 import { passwordField, plural } from './user-fields';
-import { UserRepository, type UserRecord } from './user.repository';
+import type { UserRecord, UserRepository } from './user.repository';
 
 /**
  * The KDF queue's place of whoever acts: a request's caller by its address, like a
@@ -47,14 +47,12 @@ const wrongPrevious = () => new ValidationError({ previous_password: [{ error: '
 
 /** Setting a user's password: one's own with the previous one, or (admins) another user's. */
 export class UserPasswordService {
-  private readonly users: UserRepository;
-
   constructor(
-    private readonly db: Pick<Db, 'sql' | 'transaction'>,
+    private readonly db: Transactions,
+    private readonly users: UserRepository,
+    private readonly repos: RepositoryFactory,
     private readonly guard?: PasswordGuard,
-  ) {
-    this.users = new UserRepository(new TenantSql(db.sql));
-  }
+  ) {}
 
   /**
    * Sets a password. Anyone sets their own with the right `previousPassword`
@@ -75,13 +73,14 @@ export class UserPasswordService {
     if (own && !(await this.verifyPrevious(viewer, found.user, found.passwordHash, previous!))) throw wrongPrevious();
     const passwordHash = await hashPassword(next!, kdfTurnOf(viewer));
     await tenantTransaction(this.db, async (sql) => {
-      const users = new UserRepository(sql);
+      const tx = this.repos(sql);
+      const users = tx.users;
       const locked = (await users.lock(scope, found.user.id)) ?? notFound();
       // Changed meanwhile: the previous password that was verified is no longer the current one.
       if (own && !constantTimeEqual(locked.passwordHash, found.passwordHash)) throw wrongPrevious();
       await users.setPasswordHash(accountScope(viewer), found.user.id, passwordHash);
       // a new password ends what the old one opened: the user's grants and their tokens, and (by its stamp) every sign-in session
-      const revoked = await endGrantsOfUser(sql, auditActorOf(viewer), accountScope(viewer), found.user.id);
+      const revoked = await endGrantsOfUser(sql, tx, auditActorOf(viewer), accountScope(viewer), found.user.id);
       await recordAudit(sql, auditActorOf(viewer), {
         action: 'update', sourceType: 'user', sourceId: found.user.id, sourceLabel: locked.user.name, changedFields: ['password'],
         description: `${own ? 'Changed their password' : 'Password set by an admin'}${revoked > 0 ? `; ${plural(revoked, 'token')} revoked` : ''}`,

@@ -1,5 +1,5 @@
-import type { Db } from '../../db/create-db';
-import { TenantSql, tenantTransaction } from '../../db/tenant-sql';
+import { tenantTransaction } from '../../db/tenant-sql';
+import type { Repositories, RepositoryFactory, Transactions } from '../repositories';
 import { recordAudit } from '../audit/audit-log.repository';
 import { usersVisibleTo, type AccountScope } from '../authorization';
 import { hashPassword } from '../auth/passwords';
@@ -7,13 +7,11 @@ import type { Role, Viewer } from '../auth/viewer';
 import { NotFoundError, Validator } from '../errors';
 import { parseId } from '../ids';
 import { checkOffsetPage, fromTheEnd, type PageSource } from '../pagination';
-import { OAuthTokenRepository } from '../oauth-tokens/oauth-token.repository';
-import { OAuthGrantRepository } from '../oauth-server/oauth-grant.repository';
 import { auditActorOf, booleanField, changedFields, scopeOf, textField, type Acting } from './acting';
 import { checkCreate, checkUpdate } from './sign-in-power';
 import { emailField, emailTaken, isUniqueViolation, lastAdmin, passwordField, plural, roleField, ROLES } from './user-fields';
-import { kdfTurnOf, UserPasswordService, type PasswordGuard } from './user-password.service';
-import { UNUSABLE_PASSWORD_HASH, UserRepository, type SignedInUserRecord, type UserChanges, type UserRecord } from './user.repository';
+import { kdfTurnOf, type UserPasswordService } from './user-password.service';
+import { UNUSABLE_PASSWORD_HASH, type UserRepository, type SignedInUserRecord, type UserChanges, type UserRecord } from './user.repository';
 
 export type { UserRecord } from './user.repository';
 
@@ -43,17 +41,13 @@ const FIELD_NAMES = { name: 'name', email: 'email', role: 'role', active: 'activ
  * its audit record in the change's transaction.
  */
 export class UserService {
-  private readonly users: UserRepository;
-  private readonly passwords: UserPasswordService;
-
-  /** `guard`: the login throttle a previous password's check goes through (user-password.service.ts). */
+  /** `passwords`: setting passwords (user-password.service.ts), with the login throttle a previous password's check goes through. */
   constructor(
-    private readonly db: Pick<Db, 'sql' | 'transaction'>,
-    guard?: PasswordGuard,
-  ) {
-    this.users = new UserRepository(new TenantSql(db.sql));
-    this.passwords = new UserPasswordService(db, guard);
-  }
+    private readonly db: Transactions,
+    private readonly users: UserRepository,
+    private readonly repos: RepositoryFactory,
+    private readonly passwords: UserPasswordService,
+  ) {}
 
   async find(viewer: Viewer, rawId: unknown): Promise<UserRecord | null> {
     const id = parseId(rawId);
@@ -110,7 +104,7 @@ export class UserService {
     checkCreate(acting, role, password !== undefined);
     const passwordHash = password === undefined ? UNUSABLE_PASSWORD_HASH : await hashPassword(password, kdfTurnOf(acting));
     return tenantTransaction(this.db, async (sql) => {
-      const user = await new UserRepository(sql).insert(scopeOf(acting), { name: name!, email: email!, role: role!, passwordHash });
+      const user = await this.repos(sql).users.insert(scopeOf(acting), { name: name!, email: email!, role: role!, passwordHash });
       if (!user) throw emailTaken(email!);
       await recordAudit(sql, auditActorOf(acting), {
         action: 'create', sourceType: 'user', sourceId: user.id, sourceLabel: user.name,
@@ -139,7 +133,8 @@ export class UserService {
     checkUpdate(acting, changes.role);
     const scope = scopeOf(acting);
     return tenantTransaction(this.db, async (sql) => {
-      const users = new UserRepository(sql);
+      const tx = this.repos(sql);
+      const users = tx.users;
       const mayTouchAdmins = changes.role !== undefined || changes.active === false;
       const admins = mayTouchAdmins ? await users.lockActiveAdmins(scope) : [];
       const found = (await users.lock(scope, id)) ?? notFound();
@@ -156,7 +151,7 @@ export class UserService {
       }
       const only = Object.fromEntries(changed.map((f) => [FIELD_NAMES[f as keyof typeof FIELD_NAMES], changes[FIELD_NAMES[f as keyof typeof FIELD_NAMES]]]));
       const updated = await this.updateRow(users, scope, id, only, changes.email);
-      const revoked = deactivated ? await revokeAccess(sql, scope, id) : 0;
+      const revoked = deactivated ? await revokeAccess(tx, scope, id) : 0;
       await recordAudit(sql, auditActorOf(acting), {
         action: 'update', sourceType: 'user', sourceId: id, sourceLabel: updated.name, changedFields: changed,
         description: deactivated ? `Deactivated; ${plural(revoked, 'token')} revoked` : `Updated ${changed.join(', ')}`,
@@ -174,13 +169,14 @@ export class UserService {
     const id = parseId(rawId) ?? notFound();
     const scope = scopeOf(acting);
     return tenantTransaction(this.db, async (sql) => {
-      const users = new UserRepository(sql);
+      const tx = this.repos(sql);
+      const users = tx.users;
       const admins = await users.lockActiveAdmins(scope);
       const current = ((await users.lock(scope, id)) ?? notFound()).user;
       if (!current.active) return current;
       if (current.role === 'admin' && !admins.some((a) => a !== current.id)) throw lastAdmin('active');
       const updated = await this.updateRow(users, scope, id, { active: false });
-      const revoked = await revokeAccess(sql, scope, id);
+      const revoked = await revokeAccess(tx, scope, id);
       await recordAudit(sql, auditActorOf(acting), {
         action: 'destroy', sourceType: 'user', sourceId: id, sourceLabel: updated.name, changedFields: ['active'],
         description: `Deleted (deactivated); ${plural(revoked, 'token')} revoked`,
@@ -206,9 +202,9 @@ export class UserService {
 }
 
 /** Every token and grant of the user, revoked on the transaction's connection (grants first: see OAuthGrantRepository.revoke). */
-async function revokeAccess(sql: TenantSql, scope: AccountScope, userId: bigint): Promise<number> {
-  await new OAuthGrantRepository(sql).revokeAllOfUser(scope, userId);
-  return new OAuthTokenRepository(sql).revokeAllOfUser(scope, userId);
+async function revokeAccess(tx: Repositories, scope: AccountScope, userId: bigint): Promise<number> {
+  await tx.grants.revokeAllOfUser(scope, userId);
+  return tx.tokens.revokeAllOfUser(scope, userId);
 }
 
 function notFound(): never {

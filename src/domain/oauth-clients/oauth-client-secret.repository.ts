@@ -28,7 +28,7 @@ function toRecord(r: SqlRow): OAuthClientSecretRecord {
   return { id: BigInt(r.id), clientId: BigInt(r.client_id), prefix: r.secret_prefix, createdAt: r.created_at, lastUsedAt: r.last_used_at, expiresAt: r.expires_at };
 }
 
-/** Most previous secrets a rotation can keep alive: 7 days (API.md). */
+/** Most previous secrets a rotation can keep alive: 7 days (docs/api.md, "Client secret rotation"). */
 export const MAX_GRACE_PERIOD_SECONDS = 604_800;
 
 export class OAuthClientSecretRepository {

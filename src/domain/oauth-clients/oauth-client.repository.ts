@@ -27,7 +27,7 @@ export interface OAuthClientRecord {
 
 export const SECRET_PREFIX_LENGTH = 10;
 
-export function truncateSecret(prefix: string): string {
+function truncateSecret(prefix: string): string {
   return `${prefix}...`;
 }
 

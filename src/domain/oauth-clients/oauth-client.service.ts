@@ -1,15 +1,14 @@
-import type { Db } from '../../db/create-db';
-import { tenantTransaction, type TenantSql } from '../../db/tenant-sql';
+import { tenantTransaction } from '../../db/tenant-sql';
+import type { RepositoryFactory, Transactions } from '../repositories';
 import { NotFoundError, ValidationError } from '../errors';
 import { constantTimeEqual, hmacHex, randomUrlSafe } from '../crypto';
 import { parseId } from '../ids';
 import { accountScope } from '../authorization';
 import type { Viewer } from '../auth/viewer';
-import { OAuthTokenRepository } from '../oauth-tokens/oauth-token.repository';
 import { actorOf, describedFor, recordAudit } from '../audit/audit-log.repository';
 import { validateOAuthClient, type OAuthClientInput } from './oauth-client.validation';
-import { OAuthClientRepository, type NewSecret, type OAuthClientRecord } from './oauth-client.repository';
-import { MAX_GRACE_PERIOD_SECONDS, OAuthClientSecretRepository, type OAuthClientSecretRecord } from './oauth-client-secret.repository';
+import type { NewSecret, OAuthClientRecord, OAuthClientRepository } from './oauth-client.repository';
+import { MAX_GRACE_PERIOD_SECONDS, type OAuthClientSecretRecord, type OAuthClientSecretRepository } from './oauth-client-secret.repository';
 
 export type { OAuthClientRecord } from './oauth-client.repository';
 export type { OAuthClientSecretRecord } from './oauth-client-secret.repository';
@@ -19,29 +18,20 @@ export interface ClientForGrant {
   client: OAuthClientRecord;
   secretMatched: boolean;
 }
-export { truncateSecret } from './oauth-client.repository';
 
 /**
- * OAuth clients of the viewer's account (API.md §5): validation, secrets, and
+ * OAuth clients of the viewer's account (docs/api.md, "OAuth clients"): validation, secrets, and
  * what deleting one takes with it. Every change runs in one transaction with its
  * audit record (recordAudit on that transaction's connection).
  */
 export class OAuthClientService {
   constructor(
-    private readonly db: Pick<Db, 'sql' | 'transaction'>,
+    private readonly db: Transactions,
     private readonly clients: OAuthClientRepository,
     private readonly secrets: OAuthClientSecretRepository,
+    private readonly repos: RepositoryFactory,
     private readonly hashKey: Buffer,
   ) {}
-
-  /** The repositories over one transaction's connection. */
-  private inTransaction(sql: TenantSql) {
-    return {
-      clients: new OAuthClientRepository(sql),
-      secrets: new OAuthClientSecretRepository(sql),
-      tokens: new OAuthTokenRepository(sql),
-    };
-  }
 
   private newSecret(): NewSecret {
     const secret = randomUrlSafe(32); // 256 bits
@@ -67,7 +57,7 @@ export class OAuthClientService {
     const fields = validateOAuthClient(input, false);
     const secret = this.newSecret();
     return tenantTransaction(this.db, async (sql) => {
-      const tx = this.inTransaction(sql);
+      const tx = this.repos(sql);
       const client = await tx.clients.insert(
         { accountId: viewer.accountId, agentId: viewer.userId },
         {
@@ -96,7 +86,7 @@ export class OAuthClientService {
     const id = this.requireId(rawId);
     const fields = validateOAuthClient(input, true);
     return tenantTransaction(this.db, async (sql) => {
-      const updated = (await this.inTransaction(sql).clients.update(accountScope(viewer), id, fields)) ?? this.notFound();
+      const updated = (await this.repos(sql).clients.update(accountScope(viewer), id, fields)) ?? this.notFound();
       const { client, changed } = updated;
       await recordAudit(sql, actorOf(viewer), {
         action: 'update', sourceType: 'oauth_client', sourceId: client.id, sourceLabel: client.name, changedFields: changed,
@@ -113,7 +103,7 @@ export class OAuthClientService {
   async delete(viewer: Viewer, rawId: unknown): Promise<void> {
     const id = this.requireId(rawId);
     await tenantTransaction(this.db, async (sql) => {
-      const tx = this.inTransaction(sql);
+      const tx = this.repos(sql);
       const client = (await tx.clients.lockForDelete(accountScope(viewer), id)) ?? this.notFound();
       const revoked = await tx.tokens.revokeAllOfClient(accountScope(viewer), id);
       await tx.clients.delete(accountScope(viewer), id);
@@ -139,7 +129,7 @@ export class OAuthClientService {
     const secret = this.newSecret();
     const scope = accountScope(viewer);
     return tenantTransaction(this.db, async (sql) => {
-      const tx = this.inTransaction(sql);
+      const tx = this.repos(sql);
       if (!(await tx.secrets.rotate(scope, id, secret, grace))) this.notFound();
       const client = (await tx.clients.touchForNewSecret(scope, id, secret.secret)) ?? this.notFound();
       // the field's name only: never the secret
@@ -162,7 +152,7 @@ export class OAuthClientService {
     const id = this.requireId(rawId);
     const scope = accountScope(viewer);
     return tenantTransaction(this.db, async (sql) => {
-      const tx = this.inTransaction(sql);
+      const tx = this.repos(sql);
       const ended = (await tx.secrets.endGracePeriod(scope, id)) ?? this.notFound();
       const client = (await tx.clients.find(scope, id)) ?? this.notFound();
       if (ended > 0) {

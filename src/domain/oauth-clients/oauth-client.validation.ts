@@ -25,7 +25,7 @@ function label(field: string): string {
 }
 
 /** "read", "write", "read write" or "write read" (any whitespace) → normalized; else null. */
-export function normalizeClientScopes(value: string): string | null {
+function normalizeClientScopes(value: string): string | null {
   const parts = value.trim().split(/\s+/);
   const set = new Set(parts);
   if (parts.length === 0 || parts.length > 2 || set.size !== parts.length) return null;
@@ -47,7 +47,7 @@ const PORT = /^[1-9][0-9]{0,4}$/;
 const ALLOWED = 'must use https://host/…, http:// on localhost, 127.0.0.1 or [::1], or a private-use scheme such as com.example.app:/cb';
 
 /** Control, whitespace and invisible characters shown as \u{…} escapes, for error messages. */
-export function printableUri(uri: string): string {
+function printableUri(uri: string): string {
   const shown = uri.length > 100 ? uri.slice(0, 100) + '…' : uri;
   return shown.replace(/[\p{Cc}\p{Cf}\p{Cs}\p{Z}\p{Default_Ignorable_Code_Point}]/gu, (c) => `\\u{${c.codePointAt(0)!.toString(16).toUpperCase()}}`);
 }
@@ -76,7 +76,7 @@ function writtenAuthority(uri: string, prefix: string): { host: string; port?: s
  * app (reverse domain name, `com.example.app:/cb`). No userinfo, fragment, wildcard,
  * backslash, whitespace, control, bidi or invisible character.
  */
-export function redirectUriProblem(uri: string): string | null {
+function redirectUriProblem(uri: string): string | null {
   if (uri.length > MAX_URI_LENGTH) return `is too long (maximum is ${MAX_URI_LENGTH} characters)`;
   // PostgreSQL text cannot hold NUL, and no URI contains control characters (RFC 3986).
   if (CONTROL.test(uri)) return 'must not contain control characters';

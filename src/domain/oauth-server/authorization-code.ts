@@ -5,7 +5,7 @@ import { AccessDeniedError, InvalidRequestError, LiveLimitError } from './oauth-
 import { S256_CHALLENGE } from './pkce';
 import { grantedScopes } from './scope-request';
 import { tenantTransaction } from '../../db/tenant-sql';
-import { inTransaction, type OAuthServerDeps } from './oauth-server.deps';
+import type { OAuthServerDeps } from './oauth-server.deps';
 
 export interface IssueAuthorizationCodeInput {
   client: OAuthClientRecord;
@@ -37,7 +37,7 @@ export async function issueAuthorizationCode(deps: OAuthServerDeps, input: Issue
   if (input.user.accountId !== client.accountId) throw new AccessDeniedError('The user does not belong to the account of this client');
   const code = randomUrlSafe(32);
   const expiresAt = await tenantTransaction(deps.db, async (sql) => {
-    const tx = inTransaction(deps, sql);
+    const tx = deps.repos(sql);
     const limit = deps.limits.oauthUserLiveGrants;
     const { id: grantId, live } = await tx.grants.insert({ clientId: client.id, accountId: client.accountId, userId: input.user.userId, scopes }, limit);
     if (grantId === null && live >= limit) {

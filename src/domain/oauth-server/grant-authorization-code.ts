@@ -6,7 +6,7 @@ import type { RequestOrigin } from '../auth/viewer';
 import { VERIFIER, verifierMatches } from './pkce';
 import { tokenResponse, type TokenResponse } from './token-response';
 import { tenantTransaction } from '../../db/tenant-sql';
-import { ACCESS_LIFETIME, REFRESH_LIFETIME, inTransaction, newGrantToken, revokeFamily, type OAuthServerDeps } from './oauth-server.deps';
+import { ACCESS_LIFETIME, REFRESH_LIFETIME, newGrantToken, revokeFamily, type OAuthServerDeps } from './oauth-server.deps';
 
 /**
  * grant_type=authorization_code (RFC 6749 §4.1.3, RFC 7636 §4.6). The code is
@@ -25,7 +25,7 @@ export async function authorizationCodeGrant(deps: OAuthServerDeps, { client }: 
   const material = newGrantToken(deps.hashKey, expiresIn, refreshExpiresIn);
 
   const outcome = await tenantTransaction(deps.db, async (sql) => {
-    const tx = inTransaction(deps, sql);
+    const tx = deps.repos(sql);
     // a code of another client is not found: invalid_grant, and its grant is left alone
     const { consumed, replayed } = await tx.codes.consume(client, hmacHex(deps.hashKey, code), client.id);
     if (replayed !== undefined) return { replayed };
@@ -40,7 +40,7 @@ export async function authorizationCodeGrant(deps: OAuthServerDeps, { client }: 
       throw new InvalidGrantError('code_verifier does not match the code_challenge');
     }
     // the token's audit record (its user is the actor) is written by the same statement
-    const record = await tx.tokens.issueForGrant(client, consumed.grantId, 'authorization_code', material, {
+    const record = await tx.grantTokens.issueForGrant(client, consumed.grantId, 'authorization_code', material, {
       origin, description: `Issued by the authorization_code grant for client ${client.id}`,
     });
     if (!record) throw new InvalidGrantError('The grant was revoked or its user is no longer active');

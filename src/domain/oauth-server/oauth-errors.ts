@@ -72,7 +72,7 @@ export class ServerError extends OAuthError {
 }
 
 /** Try again later: the status and Retry-After (seconds) are those of the kind of error behind it. */
-export class TemporarilyUnavailableError extends OAuthError {
+class TemporarilyUnavailableError extends OAuthError {
   readonly error = 'temporarily_unavailable';
   constructor(description: string, readonly status: number, readonly retryAfter: number | undefined) {
     super(description);

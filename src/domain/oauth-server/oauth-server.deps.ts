@@ -1,34 +1,27 @@
-import type { Db } from '../../db/create-db';
 import type { Limits } from '../../config';
-import { tenantTransaction, type TenantSql } from '../../db/tenant-sql';
+import { tenantTransaction } from '../../db/tenant-sql';
 import { recordAudit, systemActor, type AuditActor } from '../audit/audit-log.repository';
 import type { RequestOrigin } from '../auth/viewer';
 import { hmacHex, randomUrlSafe } from '../crypto';
 import type { OAuthClientService } from '../oauth-clients/oauth-client.service';
-import { OAuthGrantTokenRepository } from '../oauth-tokens/oauth-grant-token.repository';
+import type { OAuthGrantTokenRepository } from '../oauth-tokens/oauth-grant-token.repository';
 import type { NewGrantToken } from '../oauth-tokens/oauth-token.types';
-import { OAuthAuthorizationCodeRepository } from './oauth-authorization-code.repository';
-import { OAuthGrantRepository } from './oauth-grant.repository';
+import type { RepositoryFactory, Transactions } from '../repositories';
+import type { OAuthAuthorizationCodeRepository } from './oauth-authorization-code.repository';
+import type { OAuthGrantRepository } from './oauth-grant.repository';
 
-/** What every action of the authorization server works with. */
+/** What every action of the authorization server works with (built by the composition root, services.ts). */
 export interface OAuthServerDeps {
-  db: Pick<Db, 'sql' | 'transaction'>;
+  db: Transactions;
   hashKey: Buffer;
   clients: OAuthClientService;
   tokens: OAuthGrantTokenRepository;
   codes: OAuthAuthorizationCodeRepository;
   grants: OAuthGrantRepository;
+  /** the repositories over a transaction's connection */
+  repos: RepositoryFactory;
   /** what one user or client may hold live (config Limits) */
   limits: Pick<Limits, 'oauthUserLiveGrants' | 'oauthClientLiveTokens'>;
-}
-
-/** The repositories over one transaction's connection. */
-export function inTransaction(deps: OAuthServerDeps, sql: TenantSql) {
-  return {
-    tokens: new OAuthGrantTokenRepository(sql),
-    codes: new OAuthAuthorizationCodeRepository(sql),
-    grants: new OAuthGrantRepository(sql),
-  };
 }
 
 /** Access token lifetime bounds and default, in seconds (Zendesk's: more than 5 minutes, less than 2 days). */
@@ -62,9 +55,9 @@ export interface FamilyRevocation {
  */
 export async function revokeFamily(deps: OAuthServerDeps, family: { accountId: bigint; grantId: bigint }, why: FamilyRevocation): Promise<void> {
   await tenantTransaction(deps.db, async (sql) => {
-    const tx = inTransaction(deps, sql);
+    const tx = deps.repos(sql);
     await tx.grants.revoke(family, family.grantId);
-    const revoked = await tx.tokens.revokeGrant(family, family.grantId);
+    const revoked = await tx.grantTokens.revokeGrant(family, family.grantId);
     if (revoked.length === 0) return;
     const accountId = revoked[0].accountId;
     const actor: AuditActor = why.by ? { accountId, actorId: why.by.userId, actorName: why.by.name, origin: why.origin } : systemActor(accountId, why.origin);

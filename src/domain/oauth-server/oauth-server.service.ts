@@ -11,10 +11,9 @@ import type { OAuthServerDeps } from './oauth-server.deps';
 
 export { authorizationResponseUrl, type AuthorizationRequest, type AuthorizationRequestCheck } from './authorization-request';
 export type { IssueAuthorizationCodeInput } from './authorization-code';
-export { OAuthError } from './oauth-errors';
 
 /**
- * The OAuth 2.0 authorization server (API.md "OAuth 2.0 authorization server"):
+ * The OAuth 2.0 authorization server (docs/api.md, "OAuth 2.0 authorization server"):
  * one method per action, each in its own file. The HTTP plugin
  * (http/plugins/oauth-server.ts) and the authorization pages call these; they
  * throw OAuthError subclasses for protocol errors.

@@ -13,7 +13,7 @@ function accessNeeded(scope: string): Access[] {
 }
 
 /** The scopes a client may grant: its own, e.g. ["read", "write"]. */
-export function clientScopeList(clientScopes: string): string[] {
+function clientScopeList(clientScopes: string): string[] {
   return clientScopes.split(/\s+/).filter(Boolean);
 }
 
@@ -38,16 +38,6 @@ export function grantedScopes(raw: string | undefined, clientScopes: string): st
     if (!accessNeeded(scope).every((a) => allowed.includes(a))) {
       throw new InvalidScopeError(`Scope ${scope} exceeds the client's scopes (${allowed.join(' ')})`);
     }
-  }
-  return asked;
-}
-
-/** On refresh (RFC 6749 §6): the original scopes, or a subset of them. */
-export function narrowedScopes(raw: string | undefined, original: readonly string[]): string[] | undefined {
-  if (raw === undefined || raw.trim() === '') return undefined;
-  const asked = askedScopes(raw);
-  if (!asked.every((s) => original.includes(s))) {
-    throw new InvalidScopeError('The requested scope exceeds the scope originally granted');
   }
   return asked;
 }

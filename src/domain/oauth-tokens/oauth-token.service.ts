@@ -30,7 +30,7 @@ function clientFilter(raw: unknown): bigint | undefined {
 }
 
 /**
- * OAuth access tokens (API.md §6): validation and the rules of the seed. Which
+ * OAuth access tokens (docs/api.md, "OAuth tokens"): validation and Zendesk's rules. Which
  * tokens a viewer reaches is the policy's row scope (tokensVisibleTo), applied by
  * the repository in every statement.
  */
@@ -56,7 +56,7 @@ export class OAuthTokenService {
     // A token creating a token hands out at most its own scopes, life and grant (token-minting.ts).
     const life = mintedLife(viewer, scopes as string[]);
     const token = randomUrlSafe(32); // 256 bits, 43 url-safe characters
-    // As given: invalid scopes are kept, and make every request with the token fail (seed §4.3 rule 6).
+    // As given: invalid scopes are kept, and make every request with the token fail (docs/api.md, "Scopes and roles").
     // the audit record is written by the same statement (no extra round trip on this hot path)
     const created = await this.tokens.insert(
       { accountId: viewer.accountId, userId: viewer.userId },

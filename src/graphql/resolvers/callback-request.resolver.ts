@@ -10,7 +10,7 @@ import {
   CallbackRequestsArgs,
 } from '../types/callback-request.types';
 
-/** Agents and admins (seed §4.4). */
+/** Agents and admins (docs/api.md, "Voice callback requests"). */
 @Resolver(() => CallbackRequest)
 export class CallbackRequestResolver {
   @Allow('callbackRequests.create')

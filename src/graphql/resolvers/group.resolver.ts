@@ -5,7 +5,7 @@ import { OffsetPageArgs } from '../connection';
 import type { GraphQLContext } from '../context';
 import { Group, GroupInput } from '../types/directory.types';
 
-/** Groups (API.md "Groups"): agents and admins read, admins write. */
+/** Groups (docs/api.md, "Groups"): agents and admins read, admins write. */
 @Resolver(() => Group)
 export class GroupResolver {
   @Allow('directory.read')

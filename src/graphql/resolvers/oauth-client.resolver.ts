@@ -3,7 +3,7 @@ import { Allow } from '../auth-checker';
 import type { GraphQLContext } from '../context';
 import { OAuthClient, OAuthClientInput, OAuthClientSecret } from '../types/oauth-client.types';
 
-/** Admins only (seed §4.1). GraphQL `null` stands for "not in this account". */
+/** Admins only (docs/api.md, "OAuth clients"). GraphQL `null` stands for "not in this account". */
 @Resolver(() => OAuthClient)
 export class OAuthClientResolver {
   @Allow('oauthClients.read')

@@ -5,7 +5,7 @@ import { OffsetPageArgs } from '../connection';
 import type { GraphQLContext } from '../context';
 import { PhoneNumber, PhoneNumberInput, UpdatePhoneNumberInput } from '../types/directory.types';
 
-/** Voice phone numbers (API.md "Voice phone numbers"): agents and admins read, admins write. */
+/** Voice phone numbers (docs/api.md, "Voice phone numbers"): agents and admins read, admins write. */
 @Resolver(() => PhoneNumber)
 export class PhoneNumberResolver {
   @Allow('directory.read')

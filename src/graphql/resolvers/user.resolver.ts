@@ -6,7 +6,7 @@ import { connectionOf } from '../connection';
 import type { GraphQLContext } from '../context';
 import { CreateUserInput, UpdateUserInput, User, UserConnection, UsersArgs } from '../types/directory.types';
 
-/** Users (API.md "Users"): admins list and manage the account's; anyone reads themselves and sets their own password. */
+/** Users (docs/api.md, "Users"): admins list and manage the account's; anyone reads themselves and sets their own password. */
 @Resolver(() => User)
 export class UserResolver {
   @Allow('users.list')

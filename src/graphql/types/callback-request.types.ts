@@ -16,7 +16,7 @@ export class CallbackRateLimit {
   @Field(() => Int, { description: 'Creations left in the window after this one (X-Rate-Limit-Remaining)' }) remaining!: number;
 }
 
-@ObjectType({ simpleResolvers: true, description: 'A caller waiting to be called back on a voice phone number (seed §2.3)' })
+@ObjectType({ simpleResolvers: true, description: 'A caller waiting to be called back on a voice phone number' })
 export class CallbackRequest {
   @Field(() => ID) id!: string;
   @Field(() => ID) phoneNumberId!: string;
@@ -51,7 +51,7 @@ export class CallbackRequest {
 @ObjectType({ simpleResolvers: true, description: 'Callback requests, id ascending (queue order)' })
 export class CallbackRequestConnection extends Connection(CallbackRequest, { totalCount: 'Requests matching the filter, all pages' }) {}
 
-@InputType({ description: 'A callback request to create (seed §2.3)' })
+@InputType({ description: 'A callback request to create' })
 export class CallbackRequestInput {
   @Field(() => ID, { nullable: true, description: 'Required: a voice phone number of the account' }) phoneNumberId?: string | null;
   @Field(() => String, { nullable: true, description: 'Required: the number to call back, E.164 (e.g. +12518717081)' })

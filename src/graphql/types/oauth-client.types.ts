@@ -7,7 +7,7 @@ export enum OAuthClientType {
 }
 registerEnumType(OAuthClientType, { name: 'OAuthClientType' });
 
-@ObjectType({ simpleResolvers: true, description: 'An application registered to obtain access (seed §2.1)' })
+@ObjectType({ simpleResolvers: true, description: 'An application registered to obtain access' })
 export class OAuthClient {
   @Field(() => ID) id!: string;
   @Field() name!: string;

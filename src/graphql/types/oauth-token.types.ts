@@ -9,7 +9,7 @@ export enum OAuthGrantType {
 }
 registerEnumType(OAuthGrantType, { name: 'OAuthGrantType', description: 'How the grant endpoint (POST /oauth/tokens) issued a token' });
 
-@ObjectType({ simpleResolvers: true, description: 'An OAuth access token (seed §2.2)' })
+@ObjectType({ simpleResolvers: true, description: 'An OAuth access token' })
 export class OAuthToken {
   @Field(() => ID) id!: string;
   @Field({ description: 'In full only in the createOAuthToken response; otherwise its first 10 characters' }) token!: string;

@@ -4,7 +4,7 @@
 
 const ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
 
-export function escapeHtml(value: string): string {
+function escapeHtml(value: string): string {
   return value.replace(/[&<>"']/g, (c) => ESCAPES[c]);
 }
 
@@ -30,7 +30,7 @@ const STYLE = `
   .muted{font-size:14px;color:#7b8794}
 `;
 
-export function layout(title: string, body: string): string {
+function layout(title: string, body: string): string {
   return `<!doctype html>
 <html lang="en">
 <head>
@@ -50,7 +50,7 @@ ${body}
 }
 
 /** Hidden inputs carrying the authorization request through the forms. */
-export function hiddenFields(fields: Record<string, string | undefined>): string {
+function hiddenFields(fields: Record<string, string | undefined>): string {
   return Object.entries(fields)
     .filter(([, v]) => v !== undefined)
     .map(([k, v]) => `<input type="hidden" name="${escapeHtml(k)}" value="${escapeHtml(v!)}">`)

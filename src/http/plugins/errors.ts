@@ -10,7 +10,7 @@ export function sendError(reply: FastifyReply, r: ErrorResponse) {
   return reply.code(r.status).type('application/json; charset=utf-8').send(r.body);
 }
 
-/** Every error, ours or Fastify's, in Zendesk's envelope (API.md §4); a 5xx never shows its message. */
+/** Every error, ours or Fastify's, in Zendesk's envelope (docs/api.md, "Errors"); a 5xx never shows its message. */
 export const errorEnvelope = fp(async (fastify) => {
   fastify.setErrorHandler((error, request, reply) => {
     // A request that its route's schema refused (REST): 404 for a path id, 400 for a query parameter, 422 for a field

@@ -27,7 +27,7 @@ export interface GraphQLPluginOptions {
   executor?: GraphQLExecutorKind;
 }
 
-/** POST/GET /graphql: Apollo Server on the shared schema, with the limits of API.md §8. */
+/** POST/GET /graphql: Apollo Server on the shared schema, with the limits in docs/api.md, "GraphQL". */
 export const graphql = fp<GraphQLPluginOptions>(async (fastify, { schema, buildContext, introspection, executor = 'compiled' }) => {
   const limits = graphqlLimits();
   // queries Apollo has accepted once, answered again without its pipeline (knownQueryAnswer)

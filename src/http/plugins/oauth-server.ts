@@ -48,7 +48,7 @@ function sendOAuthError(reply: FastifyReply, error: OAuthError) {
 }
 
 /**
- * The OAuth 2.0 authorization server's endpoints (API.md "OAuth 2.0 authorization
+ * The OAuth 2.0 authorization server's endpoints (docs/api.md, "OAuth 2.0 authorization
  * server"). Registered without fastify-plugin on purpose: the form parser and the
  * RFC 6749 error handler apply to these routes only, and the rest of the service
  * stays JSON-only. Handlers only translate; the work is in domain/oauth-server.

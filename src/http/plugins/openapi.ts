@@ -7,7 +7,7 @@ import { oauthServerPaths } from '../oauth-server.openapi';
 
 /** Where the document is served, and the UI that shows it. */
 export const OPENAPI_PATH = '/api/v2/openapi.json';
-export const API_DOCS_PATH = '/api/docs';
+const API_DOCS_PATH = '/api/docs';
 
 type Json = Record<string, unknown>;
 export type OpenApiDocument = Json & { paths: Record<string, Record<string, Json>>; components: Json };
@@ -59,7 +59,7 @@ function frame(version: string) {
  *  - the error answers, the same on every route, are kept once in components.responses;
  *  - the OAuth 2.0 endpoints outside /api/v2 are added (src/http/oauth-server.openapi.ts).
  */
-export function finishDocument(generated: Json): OpenApiDocument {
+function finishDocument(generated: Json): OpenApiDocument {
   const doc = JSON.parse(JSON.stringify(generated)) as OpenApiDocument;
   const schemas: Record<string, Json> = {};
   const responses: Record<string, Json> = {};

@@ -1,0 +1,53 @@
+import type { Db } from '../db/create-db';
+import type { TenantSql } from '../db/tenant-sql';
+import { AuditLogRepository } from './audit/audit-log.repository';
+import { LoginRepository } from './auth/login.repository';
+import { CallbackRequestRepository } from './callback-requests/callback-request.repository';
+import { AccountRepository } from './directory/account.repository';
+import { GroupRepository } from './directory/group.repository';
+import { PhoneNumberRepository } from './directory/phone-number.repository';
+import { UserRepository } from './directory/user.repository';
+import { OAuthClientSecretRepository } from './oauth-clients/oauth-client-secret.repository';
+import { OAuthClientRepository } from './oauth-clients/oauth-client.repository';
+import { OAuthAuthorizationCodeRepository } from './oauth-server/oauth-authorization-code.repository';
+import { OAuthGrantRepository } from './oauth-server/oauth-grant.repository';
+import { OAuthGrantTokenRepository } from './oauth-tokens/oauth-grant-token.repository';
+import { OAuthTokenRepository } from './oauth-tokens/oauth-token.repository';
+import { PresentedTokenRepository } from './oauth-tokens/presented-token.repository';
+
+/**
+ * Every repository, over one connection: the pool's (built once, by the
+ * composition root in services.ts) or one transaction's (inside
+ * `tenantTransaction(db, async (sql) => repos(sql)…)`, so that the statements
+ * of a change and of its audit record commit or roll back together). The only
+ * place that builds a repository.
+ */
+export function repositories(on: TenantSql) {
+  return {
+    accounts: new AccountRepository(on),
+    users: new UserRepository(on),
+    groups: new GroupRepository(on),
+    phoneNumbers: new PhoneNumberRepository(on),
+    logins: new LoginRepository(on),
+    clients: new OAuthClientRepository(on),
+    secrets: new OAuthClientSecretRepository(on),
+    /** API tokens: what admins list, show, create and revoke */
+    tokens: new OAuthTokenRepository(on),
+    /** tokens of the grant endpoint (codes, refresh, client credentials) */
+    grantTokens: new OAuthGrantTokenRepository(on),
+    /** the Bearer lookup */
+    presentedTokens: new PresentedTokenRepository(on),
+    codes: new OAuthAuthorizationCodeRepository(on),
+    grants: new OAuthGrantRepository(on),
+    callbackRequests: new CallbackRequestRepository(on),
+    auditLogs: new AuditLogRepository(on),
+  };
+}
+
+export type Repositories = ReturnType<typeof repositories>;
+
+/** The repositories over a transaction's connection (`repositories` itself; services receive it from the root). */
+export type RepositoryFactory = (sql: TenantSql) => Repositories;
+
+/** What a service needs of the database besides its repositories: transactions. */
+export type Transactions = Pick<Db, 'transaction'>;
