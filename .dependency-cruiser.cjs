@@ -1,5 +1,5 @@
 /**
- * The shape of src/ as the code must keep it (STYLE: rest → graphql → domain → db),
+ * The shape of src/ as the code must keep it (README, "Development": rest → graphql → domain → db),
  * checked by `npm run lint`. `depcruise src --config .dependency-cruiser.cjs`.
  * @type {import('dependency-cruiser').IConfiguration}
  */

@@ -41,7 +41,7 @@ const touch = (p) => {
 };
 
 if (force || mtime('src/generated/prisma/client.ts') < mtime('prisma/schema.prisma')) {
-  // prisma generate looks for the schema-engine binary it does not need (STACK.md).
+  // prisma generate looks for the native schema-engine binary, which it does not need and an offline machine cannot download.
   run(bin('prisma'), ['generate'], { PRISMA_SCHEMA_ENGINE_BINARY: process.env.PRISMA_SCHEMA_ENGINE_BINARY || '/bin/false', PRISMA_HIDE_UPDATE_MESSAGE: '1' });
   touch('src/generated/prisma/client.ts');
 }

@@ -6,7 +6,7 @@ import { PROJECT_ROOT } from '../project-root';
 
 // Prisma's schema engine compiled to WebAssembly, driven through a driver
 // adapter. It does what `prisma migrate deploy` / `prisma migrate diff` do,
-// without the native binary these machines cannot download (STACK.md).
+// without the native binary, which an offline machine cannot download.
 
 export const PRISMA_DIR = path.join(PROJECT_ROOT, 'prisma');
 export const MIGRATIONS_DIR = path.join(PRISMA_DIR, 'migrations');
