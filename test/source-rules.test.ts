@@ -38,7 +38,7 @@ describe('references in comments and docs', () => {
   ].filter((file) => file !== 'test/source-rules.test.ts');
 
   it('cite no API.md and no seed section', () => {
-    expect(linesMatching(texts, /\bAPI\.md\b|seed §|seed rule/)).toEqual([]);
+    expect(linesMatching(texts, /\bAPI\.md\b|[Ss]eed §|[Ss]eed rule/)).toEqual([]);
   });
 });
 

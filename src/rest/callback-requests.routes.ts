@@ -9,7 +9,7 @@ const CALLBACK_REQUEST_FIELDS = {
   group_ids: BodyField(Type.Array(PositiveInteger), mustBe('Group ids', 'positiveIntegers'), 'At most 100 group ids of the account; duplicates dropped'),
 };
 
-/** Seed §4.4: {"callback_request": {...}} → 201 with an empty body, and the account's budget in headers. */
+/** Zendesk's Create Callback Request (docs/api.md, "Voice callback requests"): {"callback_request": {...}} → 201 with an empty body, and the account's budget in headers. */
 export const callbackRequestRoutes: AnyRestRoute[] = [
   defineRoute({
     method: 'POST',
