@@ -43,11 +43,18 @@ const PAGE_HEADERS = {
   'referrer-policy': 'no-referrer',
 };
 
+/** Sessions begun before the user's last password change are over: that change is their epoch. */
+const sessionEpochOf = (user: { passwordChangedAt: Date }) => user.passwordChangedAt.getTime();
+
 interface Session {
   userId: bigint;
   accountId: bigint;
-  /** the user's password_changed_at (ms) when the session began */
-  passwordStamp: number;
+  /**
+   * The session's epoch: the user's last password change (ms) when the session began. A
+   * session of an earlier epoch is over. Not a secret (a time, in a cookie whose signature
+   * was checked in constant time), so it is compared as a number.
+   */
+  epoch: number;
 }
 
 export interface AuthorizePagesOptions {
@@ -117,18 +124,18 @@ export async function authorizePages(fastify: import('fastify').FastifyInstance,
     if (!unsigned.valid || !unsigned.value) return undefined;
     const m = /^(\d{1,19})\.(\d{1,19})\.(\d{1,12})\.(\d{1,15})$/.exec(unsigned.value);
     if (!m || Number(m[3]) * 1000 < Date.now()) return undefined;
-    return { userId: BigInt(m[1]), accountId: BigInt(m[2]), passwordStamp: Number(m[4]) };
+    return { userId: BigInt(m[1]), accountId: BigInt(m[2]), epoch: Number(m[4]) };
   }
 
   /** The session's user while the session lives: active, and on the password the session began with. */
   async function sessionUser(who: Session) {
     const user = await services.users.findInAccount({ accountId: who.accountId }, who.userId);
-    return user && user.active && user.passwordChangedAt.getTime() === who.passwordStamp ? user : undefined;
+    return user && user.active && sessionEpochOf(user) === who.epoch ? user : undefined;
   }
 
-  function startSession(request: FastifyRequest, reply: FastifyReply, viewer: Viewer, passwordChangedAt: Date) {
+  function startSession(request: FastifyRequest, reply: FastifyReply, viewer: Viewer, user: { passwordChangedAt: Date }) {
     const exp = Math.floor(Date.now() / 1000) + SESSION_SECONDS;
-    const value = `${viewer.userId}.${viewer.accountId}.${exp}.${passwordChangedAt.getTime()}`;
+    const value = `${viewer.userId}.${viewer.accountId}.${exp}.${sessionEpochOf(user)}`;
     reply.setCookie(SESSION_COOKIE, value, { ...cookieOptions(request), signed: true, maxAge: SESSION_SECONDS });
   }
 
@@ -207,7 +214,7 @@ export async function authorizePages(fastify: import('fastify').FastifyInstance,
     if (!viewer || viewer.accountId !== req.client.accountId) return again(401, 'Wrong email or password.');
     const user = await services.users.findInAccount({ accountId: viewer.accountId }, viewer.userId);
     if (!user) return again(401, 'Wrong email or password.');
-    startSession(request, reply, viewer, user.passwordChangedAt);
+    startSession(request, reply, viewer, user);
     return reply.redirect(`${BASE}/new?${new URLSearchParams(params).toString()}`, 303);
   });
 
