@@ -1,6 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { createTestApp, type TestContext, type TestUser } from './helpers/test-app';
-import { heading, hiddenFields, pageError, pagesBrowser, setCookies, type PagesBrowser } from './helpers/authorize-pages';
+import { heading, hiddenFields, pageError, pagesBrowser, pagesFixture, setCookies, type PagesBrowser } from './helpers/authorize-pages';
 
 // The authorization pages over HTTP, without a browser (runs everywhere; the browser
 // test, test/oauth-authorize.browser.test.ts, shows what a person sees): the login
@@ -27,15 +27,7 @@ describe('authorization pages over HTTP (no browser)', () => {
 
   beforeAll(async () => {
     ctx = await createTestApp();
-    const account = await ctx.createAccount();
-    const admin = await ctx.createUser(account, 'admin');
-    agent = await ctx.createUser(account, 'agent');
-    const res = await ctx.inject({
-      method: 'POST', url: '/api/v2/oauth/clients', headers: { authorization: admin.basic },
-      payload: { name: 'Pages app', company: 'Acme', client_type: 'public', scopes: 'read write', redirect_uris: [REDIRECT] },
-    });
-    expect(res.statusCode).toBe(201);
-    clientId = res.json().client_identifier;
+    ({ agent, clientId } = await pagesFixture(ctx, REDIRECT, { company: 'Acme' }));
     issuer = (await ctx.inject({ method: 'GET', url: '/.well-known/oauth-authorization-server' })).json().issuer;
   });
   afterAll(() => ctx.close());

@@ -1,6 +1,6 @@
 import { createTestApp, DOUBLE_REPLY, type TestContext, type TestUser } from './helpers/test-app';
 import { REDIRECT, RFC7636 } from './helpers/oauth-server';
-import { pagesBrowser, signInToConsent } from './helpers/authorize-pages';
+import { pagesBrowser, pagesFixture, signInToConsent } from './helpers/authorize-pages';
 
 // Every answer of the authorization pages is sent once. Before, the consent page
 // was followed by a second send of the login page (showConsent awaited the
@@ -15,14 +15,7 @@ describe('the authorization pages answer each request once', () => {
 
   beforeAll(async () => {
     ctx = await createTestApp();
-    const account = await ctx.createAccount();
-    const admin = await ctx.createUser(account, 'admin');
-    agent = await ctx.createUser(account, 'agent');
-    const res = await ctx.inject({
-      method: 'POST', url: '/api/v2/oauth/clients', headers: { authorization: admin.basic },
-      payload: { name: 'Pages app', client_type: 'public', scopes: 'read write', redirect_uris: [REDIRECT] },
-    });
-    clientId = res.json().client_identifier;
+    ({ agent, clientId } = await pagesFixture(ctx, REDIRECT));
   });
   afterAll(() => ctx.close());
 

@@ -87,3 +87,16 @@ export async function signInToConsent(browser: PagesBrowser, authorizeUrl: strin
   if (signedIn.statusCode !== 303) throw new Error(`login: ${signedIn.statusCode} ${signedIn.body}`);
   return browser.get(signedIn.headers.location as string);
 }
+
+/** An account with an admin, an agent to sign in, and a public client of the pages (read write, one redirect URI). */
+export async function pagesFixture(ctx: TestContext, redirectUri: string, client: { name?: string; company?: string } = {}): Promise<{ admin: TestUser; agent: TestUser; clientId: string }> {
+  const account = await ctx.createAccount();
+  const admin = await ctx.createUser(account, 'admin');
+  const agent = await ctx.createUser(account, 'agent');
+  const res = await ctx.inject({
+    method: 'POST', url: '/api/v2/oauth/clients', headers: { authorization: admin.basic },
+    payload: { name: client.name ?? 'Pages app', ...(client.company ? { company: client.company } : {}), client_type: 'public', scopes: 'read write', redirect_uris: [redirectUri] },
+  });
+  if (res.statusCode !== 201) throw new Error(`creating the pages' client answered ${res.statusCode}: ${res.body}`);
+  return { admin, agent, clientId: res.json().client_identifier };
+}
