@@ -473,22 +473,20 @@ describe('OAuth tokens over GraphQL (docs/api.md, "OAuth tokens", "GraphQL")', (
       await costOf('{ __typename }', { authorization: boss.basic }); // and fill the Basic cache
     });
 
-    it('the counter counts every statement on this database, those of transactions included', async () => {
+    it('the counter counts every statement the service sends, those of transactions included', async () => {
+      // (test fixtures written through Prisma are not the service's statements: on PostgreSQL they have their own pool)
       const before = ctx.db.statementCount();
       await ctx.db.sql('SELECT 1');
       expect(ctx.db.statementCount() - before).toBe(1);
-      await ctx.db.prisma.user.findFirst({ where: { id: boss.id } });
+      await ctx.db.sql('SELECT id FROM users WHERE id = $1', [String(boss.id)]);
       expect(ctx.db.statementCount() - before).toBe(2);
-      await ctx.db.prisma.oAuthToken.count({ where: { accountId } });
-      expect(ctx.db.statementCount() - before).toBe(3);
-      const inTx = ctx.db.statementCount();
-      await ctx.db.prisma.$transaction([ctx.db.prisma.user.count(), ctx.db.prisma.account.count()]);
-      // BEGIN, 2 statements, COMMIT: on PGlite too, where they go through its transaction object
-      expect(ctx.db.statementCount() - inTx).toBe(4);
-      // and the service's own transactions (Db.transaction): BEGIN, 1 statement, COMMIT
+      // the service's own transactions (Db.transaction): BEGIN, 2 statements, COMMIT — on PGlite too, where they go through its transaction object
       const inOwnTx = ctx.db.statementCount();
-      await ctx.db.transaction((sql) => sql('SELECT 1'));
-      expect(ctx.db.statementCount() - inOwnTx).toBe(3);
+      await ctx.db.transaction(async (sql) => {
+        await sql('SELECT count(*) FROM users');
+        await sql('SELECT count(*) FROM oauth_tokens WHERE account_id = $1', [String(accountId)]);
+      });
+      expect(ctx.db.statementCount() - inOwnTx).toBe(4);
     });
 
     it('authentication costs 1 statement with Bearer (the token lookup) and 1 with cached Basic (throttle windows and user lookup in one)', async () => {

@@ -8,7 +8,9 @@ import { call, countBy, runWorkers, sleep, statusKey, type Outcome } from '../he
 // the secret or token the client was given; no row exists for a request that was
 // answered with an error or that never reached the server. Each request carries a
 // unique marker (the client's name, or an extra scope of the token: invalid scopes
-// are stored as given) so that rows and requests can be matched one to one.
+// are stored as given when an admin signs in with a password — a token minting a
+// token may not give it scopes it lacks, docs/api.md "OAuth tokens") so that rows
+// and requests can be matched one to one.
 //
 // One window cannot be closed by any server: a request whose transaction committed
 // while the process died before writing the response. Such rows can only belong to
@@ -58,7 +60,7 @@ function create(round: number, n: number): Promise<Create> {
   }
   return call('token', `${server.url}/api/v2/oauth/tokens.json`, {
     method: 'POST',
-    headers,
+    headers: { authorization: stack.adminBasic },
     body: { token: { client_id: stack.clientId, scopes: ['read', marker] } },
   }).then((o) => ({ ...o, marker, type: 'token' as const }));
 }
