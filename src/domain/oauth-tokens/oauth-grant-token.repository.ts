@@ -105,9 +105,13 @@ export class OAuthGrantTokenRepository {
   ): Promise<OAuthTokenRecord | null> {
     const [row] = await this.db.query<SqlRow>(
       scope,
+      // The row's id comes from its unique hash first: with the hash beside the account in one filter, the
+      // generic plan of this prepared statement read the (account_id, client_id) index and scanned every
+      // token of a busy client (bench scenario 11 fell from ~0.3 to 0.01 × floor).
       `WITH old AS (
          UPDATE oauth_tokens o SET refresh_token_used_at = now(), revoked_at = now()
-          WHERE o.account_id = $1 AND o.refresh_token_hash = $2 AND o.client_id = $3 AND o.refresh_token_used_at IS NULL AND o.revoked_at IS NULL
+          WHERE o.id = (SELECT p.id FROM oauth_tokens p WHERE p.refresh_token_hash = $2)
+            AND o.account_id = $1 AND o.client_id = $3 AND o.refresh_token_used_at IS NULL AND o.revoked_at IS NULL
             AND o.refresh_token_expires_at > now() AND ($4::text[] IS NULL OR $4::text[] <@ o.scopes)
          RETURNING o.id, o.account_id, o.client_id, o.user_id, o.scopes, o.grant_id
        ), family AS (
