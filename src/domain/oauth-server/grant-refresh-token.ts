@@ -1,4 +1,5 @@
 import { hmacHex } from '../crypto';
+import { scopeListProblem } from '../scopes';
 import type { AuthenticatedClient } from './client-authentication';
 import { InvalidGrantError, InvalidScopeError } from './oauth-errors';
 import { lifetimeParam, param, requiredParam, type Params } from './params';
@@ -16,7 +17,8 @@ export async function refreshTokenGrant(deps: OAuthServerDeps, { client }: Authe
   const presented = requiredParam(params, 'refresh_token');
   const scopeParam = param(params, 'scope');
   const scopes = scopeParam === undefined || scopeParam.trim() === '' ? undefined : [...new Set(scopeParam.trim().split(/\s+/))];
-  if (scopes && (scopes.length > 50 || scopes.some((s) => s.length > 100))) throw new InvalidScopeError('Too many or too long scopes');
+  const problem = scopes && scopeListProblem(scopes);
+  if (problem) throw new InvalidScopeError(`scope: ${problem.description}`);
   const expiresIn = lifetimeParam(params, 'expires_in', ACCESS_LIFETIME);
   const refreshExpiresIn = lifetimeParam(params, 'refresh_token_expires_in', REFRESH_LIFETIME);
   const hash = hmacHex(deps.hashKey, presented);
