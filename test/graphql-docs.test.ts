@@ -62,6 +62,30 @@ function fill(value: unknown, fixtures: Record<string, string>): unknown {
 
 const examples = examplesOf(readFileSync(GUIDE, 'utf8'));
 
+/** GitHub's anchors of a markdown file's headings (outside code blocks), in order. */
+function anchorsOf(markdown: string): string[] {
+  const prose = markdown.replace(/^```[\s\S]*?^```$/gm, '');
+  return [...prose.matchAll(/^#{1,6} (.+)$/gm)].map((m) => m[1].trim().toLowerCase().replace(/[^\p{L}\p{N}\s_-]/gu, '').replace(/\s/g, '-'));
+}
+
+describe('docs/graphql.md: its links land on the section they name', () => {
+  const docs = (file: string) => readFileSync(join(__dirname, '..', 'docs', file), 'utf8');
+
+  // GitHub gives a second heading of the same text the anchor "-1": a link to the first would land on the wrong section
+  test.each(['api.md', 'graphql.md'])('%s has no two headings with one anchor', (file) => {
+    const anchors = anchorsOf(docs(file));
+    expect(anchors.filter((a, i) => anchors.indexOf(a) !== i)).toEqual([]);
+  });
+
+  test('every link to a section of api.md or of the guide names an existing heading', () => {
+    const guide = docs('graphql.md');
+    const links = [...guide.matchAll(/\]\((api\.md)?#([^)]+)\)/g)].map((m) => `${m[1] ?? 'graphql.md'}#${m[2]}`);
+    expect(links.length).toBeGreaterThan(10);
+    const existing = new Set([...anchorsOf(docs('api.md')).map((a) => `api.md#${a}`), ...anchorsOf(guide).map((a) => `graphql.md#${a}`)]);
+    expect(links.filter((link) => !existing.has(link))).toEqual([]);
+  });
+});
+
 describe('docs/graphql.md: every example operation runs as written', () => {
   let ctx: TestContext;
   let authorization: string;
