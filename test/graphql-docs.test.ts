@@ -21,6 +21,8 @@ interface Example {
   variables?: Record<string, unknown>;
   /** response keys of the operation's top-level fields */
   fields: string[];
+  /** the variables the operation declares */
+  declared: string[];
 }
 
 function examplesOf(markdown: string): Example[] {
@@ -41,6 +43,7 @@ function examplesOf(markdown: string): Example[] {
       query: block.text,
       variables: variablesFollow ? (JSON.parse(next.text) as Record<string, unknown>) : undefined,
       fields,
+      declared: (operations[0].variableDefinitions ?? []).map((v) => v.variable.name.value),
     });
   });
   return examples;
@@ -122,6 +125,8 @@ describe('docs/graphql.md: every example operation runs as written', () => {
   });
 
   test.each(examples.map((e) => [e.name, e] as const))('%s', async (_name, example) => {
+    // a misspelt variable would be ignored by the server, and the example not say what it seems to
+    expect(Object.keys(example.variables ?? {}).filter((name) => !example.declared.includes(name))).toEqual([]);
     const res = await ctx.graphql(example.query, fill(example.variables, fixtures) as Record<string, unknown> | undefined, { authorization });
     const body = res.json<{ data?: Record<string, unknown> | null; errors?: unknown }>();
     expect({ status: res.statusCode, errors: body.errors }).toEqual({ status: 200, errors: undefined });
