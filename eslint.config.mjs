@@ -2,6 +2,7 @@
 // sources, tests and scripts. Generated code is checked by the compiler only.
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
+import graphqlPlugin from '@graphql-eslint/eslint-plugin';
 
 export default tseslint.config(
   { ignores: ['dist/**', 'node_modules/**', 'src/generated/**', 'coverage/**', '.data/**', 'bench/results/**'] },
@@ -48,6 +49,28 @@ export default tseslint.config(
     // tests read response bodies of arbitrary shape
     files: ['test/**/*.ts', 'bench/**/*.ts'],
     rules: { '@typescript-eslint/no-explicit-any': 'off' },
+  },
+  {
+    // The GraphQL schema explains itself (docs/graphql.md): schema.graphql, as emitted from the
+    // resolvers, under graphql-eslint's recommended schema rules, with a description required on
+    // every type, field, argument, input field and enum value. A field added without one fails
+    // `npm run lint` (test/schema-descriptions.test.ts shows it).
+    files: ['schema.graphql'],
+    languageOptions: { parser: graphqlPlugin.parser, parserOptions: { graphQLConfig: { schema: 'schema.graphql' } } },
+    plugins: { '@graphql-eslint': graphqlPlugin },
+    rules: {
+      ...graphqlPlugin.configs['flat/schema-recommended'].rules,
+      '@graphql-eslint/require-description': [
+        'error',
+        { types: true, rootField: true, FieldDefinition: true, InputValueDefinition: true, EnumValueDefinition: true, DirectiveDefinition: true },
+      ],
+      '@graphql-eslint/description-style': ['error', { style: 'block' }],
+      // value objects and Relay's page types have no identity of their own
+      '@graphql-eslint/strict-id-in-types': [
+        'error',
+        { exceptions: { types: ['AccountSettings', 'CallbackRateLimit', 'PageInfo', 'PhoneNumberCapabilities'], suffixes: ['Connection', 'Edge'] } },
+      ],
+    },
   },
   {
     files: ['**/*.js', '**/*.cjs'],

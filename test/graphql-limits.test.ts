@@ -1,4 +1,4 @@
-import { specifiedRules, validate } from 'graphql';
+import { getIntrospectionQuery, specifiedRules, validate } from 'graphql';
 import type { LightMyRequestResponse } from 'fastify';
 import { buildGraphQLSchema } from '../src/graphql/schema';
 import { GRAPHQL_LIMITS, graphqlLimits } from '../src/graphql/limits';
@@ -122,6 +122,21 @@ describe('GraphQL limits (docs/api.md, "GraphQL")', () => {
     it('runs the query of the brief: tokens with client name and user email', async () => {
       const data = expectData(await asAdmin('{ oauthTokens(first: 100) { edges { node { id client { name } user { email } } } } }'));
       expect(data.oauthTokens.edges).toHaveLength(3);
+    });
+
+    // Apollo Sandbox and GraphiQL load the schema with this query; its lists are the
+    // schema's own (fixed size), not pages of records, so they are not priced as pages.
+    it("answers the explorers' full introspection query", async () => {
+      const query = getIntrospectionQuery({ inputValueDeprecation: true, schemaDescription: true, specifiedByUrl: true, directiveIsRepeatable: true });
+      const data = expectData(await asAdmin(query));
+      expect(data.__schema.queryType.name).toBe('Query');
+      expect(data.__schema.types.length).toBeGreaterThan(40);
+    });
+
+    it('still prices a page of records reached under introspection-sized selections', async () => {
+      const res = await asAdmin(`{ __schema { types { name } } a: ${CLIENTS_WITH_TOKENS} b: ${CLIENTS_WITH_TOKENS} }`);
+      expect(res.statusCode).toBe(400);
+      expect(res.json().errors[0].message).toMatch(/Query cost limit of 120000 exceeded/);
     });
 
     const DEEP_WITH_VARIABLE = 'query Deep($n: Int) { oauthTokens(first: $n) { edges { node { client { tokens { client { tokens { id } } } } } } } }';

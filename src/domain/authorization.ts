@@ -71,6 +71,20 @@ function roleAllowed(role: Role, roles: readonly Role[]): boolean {
   return roles.length === 0 || roles.includes(role) || (role === 'admin' && roles.includes('agent'));
 }
 
+/**
+ * Who may use a permission, in the words of docs/api.md's "Scopes and roles" table (its
+ * "roles" and "token needs" columns): the GraphQL schema appends it to the description of
+ * each field that carries the permission, so that what Sandbox shows is the policy itself.
+ */
+export function describePermission(permission: Permission): string {
+  const { roles, access, resource } = POLICY[permission] as Rule;
+  const who = roles.length === 0 ? 'any user' : roles.includes('agent') ? 'agents and admins' : 'admins';
+  const token = access === 'none'
+    ? 'none (a token may always use it on itself)'
+    : resource === undefined ? `\`${access}\`` : `\`${access}\`, \`${resource}:${access}\` or \`${resource}\``;
+  return `Who: ${who}. Token needs: ${token}.`;
+}
+
 /** Whether the viewer may use a permission: yes, or the error to answer with. */
 export function authorize(viewer: Viewer | null, permission: Permission): Viewer {
   if (!viewer) throw new UnauthenticatedError();

@@ -1,6 +1,6 @@
 import { Extensions } from 'type-graphql';
 import { defaultFieldResolver, isObjectType, type GraphQLFieldResolver, type GraphQLSchema } from 'graphql';
-import { authorize, isPermission, type Permission } from '../domain/authorization';
+import { authorize, describePermission, isPermission, type Permission } from '../domain/authorization';
 import type { GraphQLContext } from './context';
 
 /**
@@ -37,6 +37,22 @@ export function authorizeFields(schema: GraphQLSchema): void {
         authorize(context.viewer, permission);
         return resolve(source, args, context, info);
       };
+    }
+  }
+}
+
+/**
+ * Appends who may use each field that carries a permission (roles, and what a token
+ * needs) to the description written where the field is declared. A field without a
+ * description gets none here: it still fails the schema lint (docs/graphql.md).
+ */
+export function describeAccess(schema: GraphQLSchema): void {
+  for (const type of Object.values(schema.getTypeMap())) {
+    if (!isObjectType(type) || type.name.startsWith('__')) continue;
+    for (const field of Object.values(type.getFields())) {
+      const permission = field.extensions?.permission;
+      if (!field.description || !isPermission(permission)) continue;
+      field.description = `${field.description.replace(/\.?$/, '.')} ${describePermission(permission)}`;
     }
   }
 }

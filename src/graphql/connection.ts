@@ -12,10 +12,10 @@ import type { CursorCodec, Page } from '../domain/pagination';
 // when it is read.
 
 /** pageInfo, with its cursors signed when read. */
-@ObjectType({ simpleResolvers: true })
+@ObjectType({ simpleResolvers: true, description: 'Where a page sits in its list (Relay PageInfo)' })
 export class PageInfo {
-  @Field() readonly hasNextPage: boolean;
-  @Field() readonly hasPreviousPage: boolean;
+  @Field({ description: 'Whether records follow this page: ask for them with first and after: endCursor' }) readonly hasNextPage: boolean;
+  @Field({ description: 'Whether records precede this page: ask for them with last and before: startCursor' }) readonly hasPreviousPage: boolean;
 
   constructor(
     private readonly codec: CursorCodec,
@@ -28,12 +28,12 @@ export class PageInfo {
     this.hasPreviousPage = hasPreviousPage;
   }
 
-  @Field(() => String, { nullable: true })
+  @Field(() => String, { nullable: true, description: "The first edge's cursor; null on an empty page" })
   get startCursor(): string | null {
     return this.firstId === undefined ? null : this.codec.encode(this.firstId);
   }
 
-  @Field(() => String, { nullable: true })
+  @Field(() => String, { nullable: true, description: "The last edge's cursor; null on an empty page" })
   get endCursor(): string | null {
     return this.lastId === undefined ? null : this.codec.encode(this.lastId);
   }
@@ -44,7 +44,7 @@ export class PageInfo {
 class Edge<N> {
   constructor(private readonly codec: CursorCodec, private readonly recordId: bigint, readonly node: N) {}
 
-  @Field()
+  @Field({ description: 'Where this record sits in the list: pass it as after or before to page from here (opaque, signed)' })
   get cursor(): string {
     return this.codec.encode(this.recordId);
   }
@@ -56,20 +56,20 @@ class Edge<N> {
  * (`OAuthToken` → `OAuthTokenEdge`); the subclass names the connection.
  */
 export function Connection<N extends object>(node: ClassType<N>, options: { totalCount?: string } = {}) {
-  @ObjectType(`${node.name}Edge`, { simpleResolvers: true })
+  @ObjectType(`${node.name}Edge`, { simpleResolvers: true, description: `One ${node.name} of a page, with its cursor` })
   class NodeEdge extends Edge<N> {}
   // the node is the runtime Edge's constructor property: declared to the schema here
-  Field(() => node)(NodeEdge.prototype, 'node');
+  Field(() => node, { description: `The ${node.name}` })(NodeEdge.prototype, 'node');
 
   @ObjectType({ simpleResolvers: true })
   abstract class ConnectionClass {
-    @Field(() => [NodeEdge]) edges!: Edge<N>[];
-    @Field(() => PageInfo) pageInfo!: PageInfo;
+    @Field(() => [NodeEdge], { description: "The page's records, in the list's order" }) edges!: Edge<N>[];
+    @Field(() => PageInfo, { description: 'Whether there are records before and after this page, and the cursors to reach them' }) pageInfo!: PageInfo;
     /** the size of the whole list: counted when totalCount is asked for */
     count!: () => Promise<number>;
 
     // a resolver (simple: false), so that the compiled executor awaits the count
-    @Field(() => Int, { simple: false, description: options.totalCount })
+    @Field(() => Int, { simple: false, description: options.totalCount ?? 'Records in the whole list, all pages (counted only when asked for)' })
     get totalCount(): Promise<number> {
       return this.count();
     }
@@ -96,10 +96,10 @@ export function connectionOf<C extends ConnectionOf<N>, R extends { id: bigint }
 /** Relay's page arguments, forward (first/after) and backward (last/before). */
 @ArgsType()
 export class CursorPageArgs {
-  @Field(() => Int, { nullable: true, description: '1..100 (larger values are clamped); default 100' }) first?: number | null;
-  @Field(() => String, { nullable: true }) after?: string | null;
-  @Field(() => Int, { nullable: true, description: '1..100, paging backwards from `before`' }) last?: number | null;
-  @Field(() => String, { nullable: true }) before?: string | null;
+  @Field(() => Int, { nullable: true, description: 'Page size, forwards: 1..100 (larger values are clamped); 100 by default' }) first?: number | null;
+  @Field(() => String, { nullable: true, description: "The records after this cursor (an edge's cursor, or pageInfo.endCursor)" }) after?: string | null;
+  @Field(() => Int, { nullable: true, description: 'Page size, backwards from `before`: 1..100 (larger values are clamped)' }) last?: number | null;
+  @Field(() => String, { nullable: true, description: "The records before this cursor (an edge's cursor, or pageInfo.startCursor)" }) before?: string | null;
 }
 
 /** Relay's page arguments, and offset ones (REST compatibility). */
@@ -112,6 +112,6 @@ export class PageArgs extends CursorPageArgs {
 /** The arguments of a list that is one offset page (groups, voice phone numbers). */
 @ArgsType()
 export class OffsetPageArgs {
-  @Field(() => Int, { nullable: true, defaultValue: 1 }) page!: number | null;
-  @Field(() => Int, { nullable: true, defaultValue: 100 }) perPage!: number | null;
+  @Field(() => Int, { nullable: true, defaultValue: 1, description: 'Page number, from 1' }) page!: number | null;
+  @Field(() => Int, { nullable: true, defaultValue: 100, description: 'Records per page, 1..100' }) perPage!: number | null;
 }

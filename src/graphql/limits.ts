@@ -113,6 +113,10 @@ function listOfObjects(type: GraphQLOutputType): boolean {
 /** Worst-case size of the answer, field by field (see the cost model above). */
 const complexityEstimator: ComplexityEstimator = ({ type, field, args, childComplexity }) => {
   const { listSize } = GRAPHQL_LIMITS;
+  // Introspection (__schema, __type and the fields of their __ types) answers with the schema
+  // itself, whose size is fixed: its lists are as long as the schema's, not pages of records.
+  // Priced as 100 each, Sandbox's and GraphiQL's introspection query cost ~37 million.
+  if (type.name.startsWith('__') || field.name.startsWith('__')) return 1 + childComplexity;
   if (field.args.some((a) => PAGE_ARGS.has(a.name))) return 1 + connectionSize(args) * childComplexity;
   // A connection's edges are the page already counted on the connection field.
   if (type.name.endsWith('Connection') && field.name === 'edges') return 1 + childComplexity;

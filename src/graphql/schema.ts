@@ -1,7 +1,7 @@
 import 'reflect-metadata';
 import { buildSchemaSync } from 'type-graphql';
 import type { GraphQLSchema } from 'graphql';
-import { authorizeFields } from './auth-checker';
+import { authorizeFields, describeAccess } from './auth-checker';
 import { limitResolvedObjects } from './limits';
 import { AuditLogResolver } from './resolvers/audit-log.resolver';
 import { DirectoryResolver } from './resolvers/directory.resolver';
@@ -27,6 +27,12 @@ export function buildGraphQLSchema(): GraphQLSchema {
       resolvers,
       validate: false,
     });
+    // type-graphql describes every type but the root ones
+    schema.getQueryType()!.description =
+      'What you can read. Every field needs credentials (Authorization: Basic or Bearer), and says who may use it and what a token needs.';
+    schema.getMutationType()!.description =
+      'What you can change. Each change is one transaction, recorded in the audit log; every field says who may use it and what a token needs.';
+    describeAccess(schema);
     // the policy first, then the object budget around it (as when the check was a type-graphql middleware)
     authorizeFields(schema);
     limitResolvedObjects(schema);

@@ -9,7 +9,7 @@ import { AuditLog, AuditLogConnection, AuditLogSort, AuditLogsArgs } from '../ty
 @Resolver(() => AuditLog)
 export class AuditLogResolver {
   @Allow('auditLogs.read')
-  @Query(() => AuditLogConnection, { description: 'Changes in the account (admins), newest first unless sorted otherwise; cursor pages (first/after, last/before)' })
+  @Query(() => AuditLogConnection, { description: 'Changes in the account, newest first unless sorted otherwise; cursor pages (first/after, last/before)' })
   async auditLogs(@Args() args: AuditLogsArgs, @Ctx() { viewer, services, baseUrl }: GraphQLContext): Promise<AuditLogConnection> {
     const pages = services.auditLogs.pages(viewer!, args.filter, args.sort === AuditLogSort.CREATED_AT_ASC ? 'asc' : 'desc');
     const page = await readPage(services.cursors, pageRequest(args), pages);
@@ -18,7 +18,7 @@ export class AuditLogResolver {
 
   @Allow('auditLogs.read')
   @Query(() => AuditLog, { nullable: true, description: "A record of the account's audit log; null when there is none with this id" })
-  async auditLog(@Arg('id', () => ID) id: string, @Ctx() { viewer, services, baseUrl }: GraphQLContext): Promise<AuditLog | null> {
+  async auditLog(@Arg('id', () => ID, { description: "The audit log record's id" }) id: string, @Ctx() { viewer, services, baseUrl }: GraphQLContext): Promise<AuditLog | null> {
     const found = await services.auditLogs.find(viewer!, id);
     return found && AuditLog.from(found, baseUrl);
   }

@@ -14,16 +14,16 @@ import {
 @Resolver(() => CallbackRequest)
 export class CallbackRequestResolver {
   @Allow('callbackRequests.create')
-  @Mutation(() => CallbackRequest, { description: 'Queues a callback; counts against the account limit of 30 per rolling 10 minutes' })
+  @Mutation(() => CallbackRequest, { description: 'Queues a callback request and returns it with the rate budget; counts against the account limit of 30 per rolling 10 minutes (RATE_LIMITED beyond it)' })
   async createCallbackRequest(
-    @Arg('input', () => CallbackRequestInput) input: CallbackRequestInput,
+    @Arg('input', () => CallbackRequestInput, { description: 'The request to queue' }) input: CallbackRequestInput,
     @Ctx() { viewer, services }: GraphQLContext,
   ): Promise<CallbackRequest> {
     return CallbackRequest.from(await services.callbackRequests.create(viewer!, input));
   }
 
   @Allow('callbackRequests.read')
-  @Query(() => CallbackRequestConnection, { description: 'Callback requests of the account, id ascending, for dashboards' })
+  @Query(() => CallbackRequestConnection, { description: 'Callback requests of the account, id ascending (queue order), for dashboards; cursor pages (first/after)' })
   async callbackRequests(@Args(() => CallbackRequestsArgs) args: CallbackRequestsArgs, @Ctx() { viewer, services }: GraphQLContext): Promise<CallbackRequestConnection> {
     const size = pageSize(pageRequest(args, 50));
     const after = args.after ? services.cursors.decode(args.after) : undefined;

@@ -12,7 +12,7 @@ import { CreateOAuthTokenInput, OAuthToken, OAuthTokenConnection, OAuthTokensArg
 export class OAuthTokenResolver {
   @Allow('oauthTokens.list')
   @Query(() => OAuthTokenConnection, {
-    description: "Admins: their own tokens, or with all: true every token of the account; cursor (first/after, last/before) or offset (page/perPage)",
+    description: "The calling admin's own tokens, or with all: true every token of the account; cursor (first/after, last/before) or offset (page/perPage) pages",
   })
   async oauthTokens(@Args() args: OAuthTokensArgs, @Ctx() { viewer, services, baseUrl }: GraphQLContext): Promise<OAuthTokenConnection> {
     const pages = services.oauthTokens.pages(viewer!, { all: args.all ?? false, clientId: args.clientId });
@@ -21,34 +21,34 @@ export class OAuthTokenResolver {
   }
 
   @Allow('oauthTokens.read')
-  @Query(() => OAuthToken, { nullable: true, description: 'Admins: any token of the account; others: their own' })
-  async oauthToken(@Arg('id', () => ID) id: string, @Ctx() { viewer, services, baseUrl }: GraphQLContext): Promise<OAuthToken | null> {
+  @Query(() => OAuthToken, { nullable: true, description: 'A token by id: admins see any token of the account, others their own; null otherwise' })
+  async oauthToken(@Arg('id', () => ID, { description: "The token's id" }) id: string, @Ctx() { viewer, services, baseUrl }: GraphQLContext): Promise<OAuthToken | null> {
     const found = await services.oauthTokens.find(viewer!, id);
     return found && OAuthToken.from(found, baseUrl);
   }
 
   // A token may always show and revoke itself, whatever its scopes.
   @Allow('oauthTokens.current')
-  @Query(() => OAuthToken, { description: 'The token presented in Authorization: Bearer' })
+  @Query(() => OAuthToken, { description: 'The token presented in Authorization: Bearer (a token may always show itself, whatever its scopes); Basic gives BAD_USER_INPUT' })
   async currentOAuthToken(@Ctx() { viewer, services, baseUrl }: GraphQLContext): Promise<OAuthToken> {
     return OAuthToken.from(await services.oauthTokens.findCurrent(viewer!), baseUrl);
   }
 
   @Allow('oauthTokens.create')
-  @Mutation(() => OAuthToken, { description: 'Returns the full token, this once. It belongs to the calling admin.' })
-  async createOAuthToken(@Arg('input', () => CreateOAuthTokenInput) input: CreateOAuthTokenInput, @Ctx() { viewer, services, baseUrl }: GraphQLContext): Promise<OAuthToken> {
+  @Mutation(() => OAuthToken, { description: 'Creates a token for the calling admin and returns it in full, this once: store it now' })
+  async createOAuthToken(@Arg('input', () => CreateOAuthTokenInput, { description: 'The client and scopes of the new token' }) input: CreateOAuthTokenInput, @Ctx() { viewer, services, baseUrl }: GraphQLContext): Promise<OAuthToken> {
     return OAuthToken.from(await services.oauthTokens.create(viewer!, input), baseUrl);
   }
 
   @Allow('oauthTokens.revoke')
-  @Mutation(() => Boolean)
-  async revokeOAuthToken(@Arg('id', () => ID) id: string, @Ctx() { viewer, services }: GraphQLContext): Promise<boolean> {
+  @Mutation(() => Boolean, { description: 'Revokes a token (admins: any of the account; others: their own) and returns true; it fails on the very next request' })
+  async revokeOAuthToken(@Arg('id', () => ID, { description: "The token's id" }) id: string, @Ctx() { viewer, services }: GraphQLContext): Promise<boolean> {
     await services.oauthTokens.revoke(viewer!, id);
     return true;
   }
 
   @Allow('oauthTokens.current')
-  @Mutation(() => Boolean, { description: 'Revokes the token presented in Authorization: Bearer' })
+  @Mutation(() => Boolean, { description: 'Revokes the token presented in Authorization: Bearer and returns true; Basic gives BAD_USER_INPUT' })
   async revokeCurrentOAuthToken(@Ctx() { viewer, services }: GraphQLContext): Promise<boolean> {
     await services.oauthTokens.revokeCurrent(viewer!);
     return true;
@@ -56,7 +56,7 @@ export class OAuthTokenResolver {
 
   /** The client of a token: what oauthClient(id) would show the viewer (admins with read). */
   @Allow('oauthClients.read')
-  @FieldResolver(() => OAuthClient, { nullable: true })
+  @FieldResolver(() => OAuthClient, { nullable: true, description: 'The client the token was issued to; null once deleted' })
   client(@Root() token: OAuthToken, @Ctx() { loaders }: GraphQLContext): Promise<OAuthClient | null> | null {
     const id = parseId(token.clientId);
     return id === null ? null : loaders!.clientById.load(id);
@@ -64,7 +64,7 @@ export class OAuthTokenResolver {
 
   /** The user of a token: themselves for anyone with read, any user of the account for admins with read; else null. */
   @Allow('users.read')
-  @FieldResolver(() => User, { nullable: true })
+  @FieldResolver(() => User, { nullable: true, description: 'The user the token acts for: yourself, or (admins) any user of the account; null otherwise' })
   user(@Root() token: OAuthToken, @Ctx() { loaders }: GraphQLContext): Promise<User | null> {
     return loaders!.userById.load(BigInt(token.userId));
   }
@@ -74,7 +74,7 @@ export class OAuthTokenResolver {
 export class OAuthClientTokensResolver {
   /** What oauthTokens(clientId, all: true) would list for the viewer (admins with read). */
   @Allow('oauthTokens.list')
-  @FieldResolver(() => [OAuthToken], { description: 'Live tokens of the client (first 100, id ascending)' })
+  @FieldResolver(() => [OAuthToken], { description: 'Live tokens of the client, whoever they belong to (first 100, id ascending)' })
   async tokens(@Root() client: OAuthClient, @Ctx() { loaders, baseUrl }: GraphQLContext): Promise<OAuthToken[]> {
     return (await loaders!.tokensByClientId.load(BigInt(client.id))).map((r) => OAuthToken.from(r, baseUrl));
   }

@@ -9,7 +9,7 @@ import { PhoneNumber, PhoneNumberInput, UpdatePhoneNumberInput } from '../types/
 @Resolver(() => PhoneNumber)
 export class PhoneNumberResolver {
   @Allow('directory.read')
-  @Query(() => [PhoneNumber], { description: 'Voice phone numbers of the account (agents and admins), id ascending, one page (perPage 1..100)' })
+  @Query(() => [PhoneNumber], { description: 'Voice phone numbers of the account, id ascending, one page (perPage 1..100)' })
   async phoneNumbers(@Args() args: OffsetPageArgs, @Ctx() { viewer, services, baseUrl }: GraphQLContext): Promise<PhoneNumber[]> {
     return (await services.phoneNumbers.list(viewer!, offsetPage(args))).map((r) => PhoneNumber.from(r, baseUrl));
   }
@@ -21,31 +21,31 @@ export class PhoneNumberResolver {
   }
 
   @Allow('directory.read')
-  @Query(() => PhoneNumber, { nullable: true })
-  async phoneNumber(@Arg('id', () => ID) id: string, @Ctx() { viewer, services, baseUrl }: GraphQLContext): Promise<PhoneNumber | null> {
+  @Query(() => PhoneNumber, { nullable: true, description: 'A voice phone number of the account; null when there is none with this id' })
+  async phoneNumber(@Arg('id', () => ID, { description: "The phone number's id" }) id: string, @Ctx() { viewer, services, baseUrl }: GraphQLContext): Promise<PhoneNumber | null> {
     const found = await services.phoneNumbers.find(viewer!, id);
     return found && PhoneNumber.from(found, baseUrl);
   }
 
   @Allow('directory.write')
-  @Mutation(() => PhoneNumber, { description: 'Creating a deleted number again brings it back, with its id' })
-  async createPhoneNumber(@Arg('input', () => PhoneNumberInput) input: PhoneNumberInput, @Ctx() { viewer, services, baseUrl }: GraphQLContext): Promise<PhoneNumber> {
+  @Mutation(() => PhoneNumber, { description: 'Adds a voice phone number and returns it; adding a deleted number again brings it back, with its id' })
+  async createPhoneNumber(@Arg('input', () => PhoneNumberInput, { description: 'The new number' }) input: PhoneNumberInput, @Ctx() { viewer, services, baseUrl }: GraphQLContext): Promise<PhoneNumber> {
     return PhoneNumber.from(await services.phoneNumbers.create(viewer!, input), baseUrl);
   }
 
   @Allow('directory.write')
-  @Mutation(() => PhoneNumber)
+  @Mutation(() => PhoneNumber, { description: 'Changes a phone number (omitted fields keep their value) and returns it' })
   async updatePhoneNumber(
-    @Arg('id', () => ID) id: string,
-    @Arg('input', () => UpdatePhoneNumberInput) input: UpdatePhoneNumberInput,
+    @Arg('id', () => ID, { description: "The phone number's id" }) id: string,
+    @Arg('input', () => UpdatePhoneNumberInput, { description: 'The fields to change' }) input: UpdatePhoneNumberInput,
     @Ctx() { viewer, services, baseUrl }: GraphQLContext,
   ): Promise<PhoneNumber> {
     return PhoneNumber.from(await services.phoneNumbers.update(viewer!, id, input), baseUrl);
   }
 
   @Allow('directory.write')
-  @Mutation(() => Boolean, { description: 'Soft delete: the number disappears, and its queued and calling callback requests are cancelled' })
-  async deletePhoneNumber(@Arg('id', () => ID) id: string, @Ctx() { viewer, services }: GraphQLContext): Promise<boolean> {
+  @Mutation(() => Boolean, { description: 'Deletes the number (softly: adding it again brings it back) and returns true; its queued and calling callback requests are cancelled' })
+  async deletePhoneNumber(@Arg('id', () => ID, { description: "The phone number's id" }) id: string, @Ctx() { viewer, services }: GraphQLContext): Promise<boolean> {
     await services.phoneNumbers.delete(viewer!, id);
     return true;
   }

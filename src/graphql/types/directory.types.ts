@@ -11,17 +11,25 @@ export enum UserRole {
   AGENT = 'agent',
   END_USER = 'end_user',
 }
-registerEnumType(UserRole, { name: 'UserRole' });
+registerEnumType(UserRole, {
+  name: 'UserRole',
+  description: "A user's role in the account: what they may do (REST `role`: `admin`, `agent`, `end_user`)",
+  valuesConfig: {
+    ADMIN: { description: 'Manages the account: its users, OAuth clients and tokens, groups, phone numbers, settings and audit log' },
+    AGENT: { description: 'Answers customers: reads groups and phone numbers, creates and reads callback requests' },
+    END_USER: { description: 'A customer: reads themselves and their own tokens' },
+  },
+});
 
 @ObjectType({ simpleResolvers: true, description: 'A user of the help desk' })
 export class User {
-  @Field(() => ID) id!: string;
-  @Field() name!: string;
-  @Field() email!: string;
-  @Field(() => UserRole) role!: UserRole;
-  @Field({ description: 'false once deactivated (or deleted): the user can no longer sign in, and their tokens were revoked' }) active!: boolean;
-  @Field() createdAt!: Date;
-  @Field(() => Date, { nullable: true, description: 'null until the first change' }) updatedAt!: Date | null;
+  @Field(() => ID, { description: "The user's id: a positive integer, as a string" }) id!: string;
+  @Field({ description: 'Display name, 1..255 characters' }) name!: string;
+  @Field({ description: 'Email address, unique in the account whatever its case; the Basic sign-in name' }) email!: string;
+  @Field(() => UserRole, { description: 'What the user may do in the account' }) role!: UserRole;
+  @Field({ description: 'False once deactivated (or deleted): the user can no longer sign in, and their tokens were revoked' }) active!: boolean;
+  @Field({ description: 'When the user was created (ISO 8601, UTC)' }) createdAt!: Date;
+  @Field(() => Date, { nullable: true, description: 'When the user last changed; null until the first change' }) updatedAt!: Date | null;
   @Field({ description: 'REST URL of this record' }) url!: string;
 
   static from(r: UserRecord, baseUrl: string): User {
@@ -32,7 +40,7 @@ export class User {
   }
 }
 
-@ObjectType({ simpleResolvers: true, description: 'Relay connection of users, id ascending' })
+@ObjectType({ simpleResolvers: true, description: 'A page of users, id ascending (Relay connection)' })
 export class UserConnection extends Connection(User) {}
 
 @ArgsType()
@@ -42,26 +50,26 @@ export class UsersArgs extends PageArgs {
 
 @InputType({ description: 'A new user' })
 export class CreateUserInput {
-  @Field(() => String, { nullable: true, description: 'Required, 1..255 characters' }) name?: string | null;
-  @Field(() => String, { nullable: true, description: 'Required; unique in the account (case-insensitive)' }) email?: string | null;
-  @Field(() => UserRole, { nullable: true, description: 'END_USER by default' }) role?: UserRole | null;
-  @Field(() => String, { nullable: true, description: '8..1024 characters; without one the user cannot sign in with Basic until one is set' })
+  @Field(() => String, { nullable: true, description: 'Display name: required, 1..255 characters after trimming' }) name?: string | null;
+  @Field(() => String, { nullable: true, description: 'Email address: required, at most 254 characters, unique in the account whatever its case' }) email?: string | null;
+  @Field(() => UserRole, { nullable: true, description: 'END_USER by default; making an ADMIN needs a password sign-in or an unscoped write token' }) role?: UserRole | null;
+  @Field(() => String, { nullable: true, description: 'Password, 8..1024 characters; without one the user cannot sign in with Basic until one is set' })
   password?: string | null;
 }
 
 @InputType({ description: 'Writable fields of a user; omitted fields keep their value' })
 export class UpdateUserInput {
-  @Field(() => String, { nullable: true }) name?: string | null;
-  @Field(() => String, { nullable: true }) email?: string | null;
-  @Field(() => UserRole, { nullable: true }) role?: UserRole | null;
-  @Field(() => Boolean, { nullable: true, description: 'false deactivates the user and revokes their tokens' }) active?: boolean | null;
+  @Field(() => String, { nullable: true, description: 'New display name, 1..255 characters after trimming' }) name?: string | null;
+  @Field(() => String, { nullable: true, description: 'New email address, unique in the account whatever its case' }) email?: string | null;
+  @Field(() => UserRole, { nullable: true, description: 'New role; making an ADMIN needs a password sign-in or an unscoped write token' }) role?: UserRole | null;
+  @Field(() => Boolean, { nullable: true, description: 'False deactivates the user and revokes their tokens and grants; true reactivates them' }) active?: boolean | null;
 }
 
 @ObjectType({ simpleResolvers: true, description: 'The account (tenant) of the authenticated user' })
 export class Account {
-  @Field(() => ID) id!: string;
-  @Field() name!: string;
-  @Field() omnichannelRouting!: boolean;
+  @Field(() => ID, { description: "The account's id" }) id!: string;
+  @Field({ description: "The account's name" }) name!: string;
+  @Field({ description: 'Whether a callback request is routed to its first group only (true) or to all its groups (false)' }) omnichannelRouting!: boolean;
 
   static from(r: AccountRecord): Account {
     return Object.assign(new Account(), { id: String(r.id), name: r.name, omnichannelRouting: r.omnichannelRouting });
@@ -70,8 +78,8 @@ export class Account {
 
 @ObjectType({ simpleResolvers: true, description: "The account's settings (admins)" })
 export class AccountSettings {
-  @Field({ description: 'Route a callback request to its first group only' }) omnichannelRouting!: boolean;
-  @Field(() => Date, { nullable: true, description: 'Last change of the account' }) updatedAt!: Date | null;
+  @Field({ description: 'Whether a callback request is routed to its first group only (true) or to all its groups (false)' }) omnichannelRouting!: boolean;
+  @Field(() => Date, { nullable: true, description: 'When the account last changed; null if it never did' }) updatedAt!: Date | null;
 
   static from(r: AccountRecord): AccountSettings {
     return Object.assign(new AccountSettings(), { omnichannelRouting: r.omnichannelRouting, updatedAt: r.updatedAt });
@@ -80,27 +88,27 @@ export class AccountSettings {
 
 @InputType({ description: "The account's settings to change; omitted ones keep their value" })
 export class AccountSettingsInput {
-  @Field(() => Boolean, { nullable: true }) omnichannelRouting?: boolean | null;
+  @Field(() => Boolean, { nullable: true, description: 'True: route each new callback request to its first group only; false: to all its groups' }) omnichannelRouting?: boolean | null;
 }
 
 @ObjectType({ simpleResolvers: true, description: 'What a phone number can do (Zendesk capabilities)' })
 export class PhoneNumberCapabilities {
-  @Field() voice!: boolean;
-  @Field() sms!: boolean;
-  @Field() mms!: boolean;
+  @Field({ description: 'Takes voice calls (and callback requests)' }) voice!: boolean;
+  @Field({ description: 'Sends and receives text messages' }) sms!: boolean;
+  @Field({ description: 'Sends and receives picture messages' }) mms!: boolean;
 }
 
 @ObjectType({ simpleResolvers: true, description: 'A voice phone number of the account' })
 export class PhoneNumber {
-  @Field(() => ID) id!: string;
-  @Field({ description: 'E.164' }) number!: string;
+  @Field(() => ID, { description: "The phone number's id" }) id!: string;
+  @Field({ description: 'The number in E.164 (e.g. +14155552671); read-only' }) number!: string;
   @Field({ description: 'International format, e.g. +1 415 555 2671' }) displayNumber!: string;
-  @Field(() => String, { nullable: true }) nickname!: string | null;
+  @Field(() => String, { nullable: true, description: 'A name for the number, at most 255 characters; null when none' }) nickname!: string | null;
   @Field(() => String, { nullable: true, description: 'ISO 3166-1 alpha-2; null for non-geographic numbers' }) countryCode!: string | null;
-  @Field(() => PhoneNumberCapabilities) capabilities!: PhoneNumberCapabilities;
-  @Field() callbackEnabled!: boolean;
-  @Field() createdAt!: Date;
-  @Field(() => Date, { nullable: true }) updatedAt!: Date | null;
+  @Field(() => PhoneNumberCapabilities, { description: 'What the number can do' }) capabilities!: PhoneNumberCapabilities;
+  @Field({ description: 'Whether callers may request a callback on this number' }) callbackEnabled!: boolean;
+  @Field({ description: 'When the number was added (ISO 8601, UTC)' }) createdAt!: Date;
+  @Field(() => Date, { nullable: true, description: 'When the number last changed; null until the first change' }) updatedAt!: Date | null;
   @Field({ description: 'REST URL of this record' }) url!: string;
 
   static from(r: PhoneNumberRecord, baseUrl: string): PhoneNumber {
@@ -116,30 +124,30 @@ export class PhoneNumber {
 
 @InputType({ description: 'Capabilities to set; omitted ones keep their value (on create: voice true, sms and mms false)' })
 export class PhoneNumberCapabilitiesInput {
-  @Field(() => Boolean, { nullable: true }) voice?: boolean | null;
-  @Field(() => Boolean, { nullable: true }) sms?: boolean | null;
-  @Field(() => Boolean, { nullable: true }) mms?: boolean | null;
+  @Field(() => Boolean, { nullable: true, description: 'Takes voice calls (and callback requests)' }) voice?: boolean | null;
+  @Field(() => Boolean, { nullable: true, description: 'Sends and receives text messages' }) sms?: boolean | null;
+  @Field(() => Boolean, { nullable: true, description: 'Sends and receives picture messages' }) mms?: boolean | null;
 }
 
 @InputType({ description: 'Writable fields of a phone number; omitted fields keep their value (the number itself is read-only)' })
 export class UpdatePhoneNumberInput {
-  @Field(() => String, { nullable: true, description: 'At most 255 characters; null or "" removes it' }) nickname?: string | null;
-  @Field(() => Boolean, { nullable: true, description: 'false by default' }) callbackEnabled?: boolean | null;
-  @Field(() => PhoneNumberCapabilitiesInput, { nullable: true }) capabilities?: PhoneNumberCapabilitiesInput | null;
+  @Field(() => String, { nullable: true, description: 'A name for the number, at most 255 characters; null or "" removes it' }) nickname?: string | null;
+  @Field(() => Boolean, { nullable: true, description: 'Whether callers may request a callback on this number; false by default' }) callbackEnabled?: boolean | null;
+  @Field(() => PhoneNumberCapabilitiesInput, { nullable: true, description: 'Capabilities to change; omitted ones keep their value' }) capabilities?: PhoneNumberCapabilitiesInput | null;
 }
 
 @InputType({ description: 'A new voice phone number (or a deleted one brought back)' })
 export class PhoneNumberInput extends UpdatePhoneNumberInput {
-  @Field(() => String, { nullable: true, description: 'Required (E.164); read-only afterwards' }) number?: string | null;
+  @Field(() => String, { nullable: true, description: 'The number: required, E.164 (e.g. +14155552671) and valid for its country; read-only afterwards' }) number?: string | null;
 }
 
 @ObjectType({ simpleResolvers: true, description: 'A group of agents calls can be routed to' })
 export class Group {
-  @Field(() => ID) id!: string;
-  @Field() name!: string;
-  @Field({ description: '"" when none' }) description!: string;
-  @Field() createdAt!: Date;
-  @Field(() => Date, { nullable: true }) updatedAt!: Date | null;
+  @Field(() => ID, { description: "The group's id" }) id!: string;
+  @Field({ description: "The group's name, 1..255 characters" }) name!: string;
+  @Field({ description: 'What the group is for, at most 1000 characters; "" when none' }) description!: string;
+  @Field({ description: 'When the group was created (ISO 8601, UTC)' }) createdAt!: Date;
+  @Field(() => Date, { nullable: true, description: 'When the group last changed; null until the first change' }) updatedAt!: Date | null;
   @Field({ description: 'REST URL of this record' }) url!: string;
 
   static from(r: GroupRecord, baseUrl: string): Group {
@@ -152,12 +160,12 @@ export class Group {
 
 @InputType({ description: 'Fields of a group; on update, omitted fields keep their value' })
 export class GroupInput {
-  @Field(() => String, { nullable: true, description: 'Required on create, 1..255 characters' }) name?: string | null;
-  @Field(() => String, { nullable: true, description: 'At most 1000 characters; null or "" for none' }) description?: string | null;
+  @Field(() => String, { nullable: true, description: "The group's name: required on create, 1..255 characters" }) name?: string | null;
+  @Field(() => String, { nullable: true, description: 'What the group is for, at most 1000 characters; null or "" for none' }) description?: string | null;
 }
 
 @ObjectType({ simpleResolvers: true, description: 'The authenticated user and how they authenticated' })
 export class Me extends User {
-  @Field(() => Account) account!: Account;
-  @Field({ description: 'basic or bearer' }) authenticatedVia!: string;
+  @Field(() => Account, { description: "The user's account (tenant)" }) account!: Account;
+  @Field({ description: 'How this request authenticated: "basic" (email and password) or "bearer" (an OAuth token)' }) authenticatedVia!: string;
 }

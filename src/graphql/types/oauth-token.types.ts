@@ -7,22 +7,30 @@ export enum OAuthGrantType {
   REFRESH_TOKEN = 'refresh_token',
   CLIENT_CREDENTIALS = 'client_credentials',
 }
-registerEnumType(OAuthGrantType, { name: 'OAuthGrantType', description: 'How the grant endpoint (POST /oauth/tokens) issued a token' });
+registerEnumType(OAuthGrantType, {
+  name: 'OAuthGrantType',
+  description: 'How the grant endpoint (POST /oauth/tokens) issued a token',
+  valuesConfig: {
+    AUTHORIZATION_CODE: { description: 'A user allowed the client on the consent page, and the client exchanged the code' },
+    REFRESH_TOKEN: { description: 'The client exchanged a refresh token (the previous access token of the family was replaced)' },
+    CLIENT_CREDENTIALS: { description: 'A confidential client authenticated as itself, for the admin who created it' },
+  },
+});
 
 @ObjectType({ simpleResolvers: true, description: 'An OAuth access token' })
 export class OAuthToken {
-  @Field(() => ID) id!: string;
-  @Field({ description: 'In full only in the createOAuthToken response; otherwise its first 10 characters' }) token!: string;
-  @Field(() => ID, { nullable: true, description: 'null once the client was deleted' }) clientId!: string | null;
-  @Field(() => ID) userId!: string;
+  @Field(() => ID, { description: "The token's id" }) id!: string;
+  @Field({ description: 'In full only in the createOAuthToken response; otherwise its first 10 characters (stored only as a keyed hash)' }) token!: string;
+  @Field(() => ID, { nullable: true, description: 'The client the token was issued to; null once the client was deleted' }) clientId!: string | null;
+  @Field(() => ID, { description: 'The user the token acts for' }) userId!: string;
   @Field(() => [String], { description: 'As given at creation, invalid ones included' }) scopes!: string[];
-  @Field() createdAt!: Date;
-  @Field(() => Date, { nullable: true, description: 'null: the token does not expire (tokens made by admins)' }) expiresAt!: Date | null;
-  @Field(() => Date, { nullable: true, description: 'Last time it authenticated a request (updated at most once a minute)' }) usedAt!: Date | null;
+  @Field({ description: 'When the token was issued (ISO 8601, UTC)' }) createdAt!: Date;
+  @Field(() => Date, { nullable: true, description: 'When the token stops working; null: it does not expire (tokens made by admins with Basic)' }) expiresAt!: Date | null;
+  @Field(() => Date, { nullable: true, description: 'Last time it authenticated a request (updated at most once a minute); null if never' }) usedAt!: Date | null;
   @Field(() => String, { nullable: true, description: 'Its first 10 characters; null for tokens made by admins and client-credentials tokens' })
   refreshToken!: string | null;
-  @Field(() => Date, { nullable: true }) refreshTokenExpiresAt!: Date | null;
-  @Field(() => OAuthGrantType, { nullable: true, description: 'null for tokens made by admins through this API' }) grantType!: OAuthGrantType | null;
+  @Field(() => Date, { nullable: true, description: 'When its refresh token expires; null without one' }) refreshTokenExpiresAt!: Date | null;
+  @Field(() => OAuthGrantType, { nullable: true, description: 'How the grant endpoint issued it; null for tokens made by admins through this API' }) grantType!: OAuthGrantType | null;
   @Field({ description: 'REST URL of this record' }) url!: string;
 
   static from(r: OAuthTokenRecord, baseUrl: string): OAuthToken {
@@ -43,7 +51,7 @@ export class OAuthToken {
   }
 }
 
-@ObjectType({ simpleResolvers: true, description: 'Relay connection of tokens, id ascending' })
+@ObjectType({ simpleResolvers: true, description: 'A page of OAuth tokens, id ascending (Relay connection)' })
 export class OAuthTokenConnection extends Connection(OAuthToken) {}
 
 @ArgsType()
@@ -52,8 +60,8 @@ export class OAuthTokensArgs extends PageArgs {
   @Field(() => ID, { nullable: true, description: 'Only the tokens of this client' }) clientId?: string | null;
 }
 
-@InputType()
+@InputType({ description: 'A token to create for the calling admin' })
 export class CreateOAuthTokenInput {
-  @Field(() => ID, { nullable: true, description: "The client's id (not its identifier)" }) clientId?: string | null;
-  @Field(() => [String], { nullable: true, description: 'e.g. ["read"], ["read", "write"]' }) scopes?: string[] | null;
+  @Field(() => ID, { nullable: true, description: "Required: the client's id (not its identifier), a client of the account" }) clientId?: string | null;
+  @Field(() => [String], { nullable: true, description: 'Required: 1..50 scopes of at most 100 characters, e.g. ["read"] or ["read", "write"]; with a Bearer token, no wider than that token' }) scopes?: string[] | null;
 }
