@@ -92,7 +92,7 @@ run('GraphiQL at /graphiql in a real browser', () => {
     const docs = page.locator('.graphiql-doc-explorer');
     await docs.getByText('Query', { exact: true }).first().click();
     await docs.getByText('me', { exact: true }).first().click();
-    await docs.getByText('The authenticated user (or the impersonated end user)').first().waitFor({ timeout: 10_000 });
+    await docs.getByText(/^The authenticated user \(or the impersonated end user\)\. Who: any user\./).first().waitFor({ timeout: 10_000 });
     expect(await page.locator('.graphiql-doc-explorer-title').innerText()).toBe('me');
     await page.screenshot({ path: path.join(SHOTS, '8-graphiql-docs.png') });
   });

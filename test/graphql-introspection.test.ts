@@ -26,7 +26,7 @@ describe('GraphQL introspection within the limits', () => {
     expect(body.errors).toBeUndefined();
     expect(body.data.__schema.queryType.name).toBe('Query');
     const me = body.data.__schema.types.find((t) => t.name === 'Query')?.fields?.find((f) => f.name === 'me');
-    expect(me?.description).toBe('The authenticated user (or the impersonated end user)');
+    expect(me?.description).toMatch(/^The authenticated user \(or the impersonated end user\)\. Who: any user\./);
   });
 
   it('refuses introspection nested deeper than graphql-js allows, with 400', async () => {
