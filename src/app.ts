@@ -12,6 +12,7 @@ import { internalError, notFound } from './http/error-envelope';
 import { benchStats } from './http/plugins/bench';
 import { BODY_LIMIT, errorEnvelope, sendError } from './http/plugins/errors';
 import { graphql } from './http/plugins/graphql';
+import { graphiql } from './http/plugins/graphiql';
 import { health } from './http/plugins/health';
 import { jsonBody } from './http/plugins/json-body';
 import { apiDocs, openapi, type OpenApiDocument } from './http/plugins/openapi';
@@ -78,6 +79,8 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   // bench instrumentation exists only in bench mode: nothing of it runs otherwise
   if (config.benchMode) await fastify.register(benchStats, { db });
   await fastify.register(graphql, { schema, buildContext, introspection: config.graphqlIntrospection, executor });
+  // the offline GraphQL explorer, gated like the Sandbox page: without introspection it has no schema to show
+  if (config.graphqlIntrospection) await fastify.register(graphiql);
   // the OpenAPI document collects the routes registered after it
   await fastify.register(openapi, { version: API_VERSION });
   await fastify.register(rest, { schema, buildContext, routes: restRoutes, executor });

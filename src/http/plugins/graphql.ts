@@ -12,6 +12,7 @@ import {
 import { asDomainError } from '../../domain/errors';
 import { contextError, createFormatError, responseHead } from '../../graphql/errors';
 import { graphqlLimits } from '../../graphql/limits';
+import { EXAMPLE_DOCUMENT, EXAMPLE_HEADERS } from '../../graphql/example-document';
 import type { GraphQLContext } from '../../graphql/context';
 import type { ContextBuilder } from '../request-context';
 import type { GraphQLExecutorKind } from '../../config';
@@ -49,7 +50,10 @@ export const graphql = fp<GraphQLPluginOptions>(async (fastify, { schema, buildC
     formatError: createFormatError((err) => fastify.log.error({ err }, 'graphql resolver error'), { hideSuggestions: !introspection }),
     plugins: [
       responseHead,
-      introspection ? ApolloServerPluginLandingPageLocalDefault({ embed: true, includeCookies: false }) : ApolloServerPluginLandingPageDisabled(),
+      // Sandbox opens with the operation /graphiql starts with too (src/graphql/example-document.ts)
+      introspection
+        ? ApolloServerPluginLandingPageLocalDefault({ embed: true, includeCookies: false, document: EXAMPLE_DOCUMENT, headers: { ...EXAMPLE_HEADERS } })
+        : ApolloServerPluginLandingPageDisabled(),
       ...limits.plugins,
       // Apollo's default cache-control plugin hooks every resolved field to compute a
       // cache policy this API never sets; off (measured in bench/tuning-log.md), with
