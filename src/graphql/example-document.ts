@@ -8,15 +8,16 @@ export const TOKEN_PLACEHOLDER = '<token>';
 /** The headers the explorers start with: a template to fill in, never sent as it is by GraphiQL. */
 export const EXAMPLE_HEADERS: Readonly<Record<string, string>> = { Authorization: `Bearer ${TOKEN_PLACEHOLDER}` };
 
-export const EXAMPLE_DOCUMENT = `# Every operation needs credentials. Put them in the
-# Headers pane, as JSON, in place of ${TOKEN_PLACEHOLDER}:
-#   {"Authorization": "Bearer ${TOKEN_PLACEHOLDER}"}
-# or {"Authorization": "Basic base64(email:password)"}.
-# Getting a token: an admin creates one with
-# POST /api/v2/oauth/tokens (or createOAuthToken);
-# an app gets one from POST /oauth/tokens.
-# See docs/api.md, "Authentication" and "OAuth tokens".
-# Listing tokens (oauthTokens) is for admins.
+export const EXAMPLE_DOCUMENT = `# Every operation needs credentials.
+# In Headers (below), replace ${TOKEN_PLACEHOLDER}
+# with an OAuth access token, or use
+# Basic base64(email:password).
+# A token: an admin creates one with
+# createOAuthToken (or POST
+# /api/v2/oauth/tokens); an app gets
+# one from POST /oauth/tokens.
+# oauthTokens lists tokens: admins.
+# docs/graphql.md has more examples.
 query Me {
   me {
     id
