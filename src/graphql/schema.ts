@@ -31,7 +31,7 @@ export function buildGraphQLSchema(): GraphQLSchema {
     schema.getQueryType()!.description =
       'What you can read. Every field needs credentials (Authorization: Basic or Bearer), and says who may use it and what a token needs.';
     schema.getMutationType()!.description =
-      'What you can change. Each change is one transaction, recorded in the audit log; every field says who may use it and what a token needs.';
+      'What you can change. Each change is one transaction; changes to clients, tokens, users, groups, phone numbers and settings are recorded in the audit log. Every field says who may use it and what a token needs.';
     describeAccess(schema);
     // the policy first, then the object budget around it (as when the check was a type-graphql middleware)
     authorizeFields(schema);

@@ -29,7 +29,7 @@ export class OAuthTokenResolver {
 
   // A token may always show and revoke itself, whatever its scopes.
   @Allow('oauthTokens.current')
-  @Query(() => OAuthToken, { description: 'The token presented in Authorization: Bearer (a token may always show itself, whatever its scopes); Basic gives BAD_USER_INPUT' })
+  @Query(() => OAuthToken, { description: 'The token presented in Authorization: Bearer (a token may always show itself, whatever its scopes); with Basic, BAD_REQUEST' })
   async currentOAuthToken(@Ctx() { viewer, services, baseUrl }: GraphQLContext): Promise<OAuthToken> {
     return OAuthToken.from(await services.oauthTokens.findCurrent(viewer!), baseUrl);
   }
@@ -48,7 +48,7 @@ export class OAuthTokenResolver {
   }
 
   @Allow('oauthTokens.current')
-  @Mutation(() => Boolean, { description: 'Revokes the token presented in Authorization: Bearer and returns true; Basic gives BAD_USER_INPUT' })
+  @Mutation(() => Boolean, { description: 'Revokes the token presented in Authorization: Bearer and returns true; with Basic, BAD_REQUEST' })
   async revokeCurrentOAuthToken(@Ctx() { viewer, services }: GraphQLContext): Promise<boolean> {
     await services.oauthTokens.revokeCurrent(viewer!);
     return true;

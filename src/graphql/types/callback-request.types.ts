@@ -36,7 +36,7 @@ export class CallbackRequest {
   @Field(() => CallbackRequestStatus, { description: 'Where the request is in its life' }) status!: CallbackRequestStatus;
   @Field(() => Int, { nullable: true, description: "Place in its phone number's queue, 1 = next; null unless queued" })
   queuePosition!: number | null;
-  @Field(() => ID, { nullable: true, description: 'The agent who created it' }) createdById!: string | null;
+  @Field(() => ID, { nullable: true, description: 'The agent (or admin) who created it; null if that user no longer exists' }) createdById!: string | null;
   @Field({ description: 'When the request was queued (ISO 8601, UTC)' }) createdAt!: Date;
   @Field(() => CallbackRateLimit, { nullable: true, description: "The account's creation budget: only on the result of createCallbackRequest, null elsewhere" })
   rateLimit!: CallbackRateLimit | null;

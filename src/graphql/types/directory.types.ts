@@ -102,9 +102,9 @@ export class PhoneNumberCapabilities {
 export class PhoneNumber {
   @Field(() => ID, { description: "The phone number's id" }) id!: string;
   @Field({ description: 'The number in E.164 (e.g. +14155552671); read-only' }) number!: string;
-  @Field({ description: 'International format, e.g. +1 415 555 2671' }) displayNumber!: string;
+  @Field({ description: 'The number in international format, for people: e.g. +1 415 555 2671' }) displayNumber!: string;
   @Field(() => String, { nullable: true, description: 'A name for the number, at most 255 characters; null when none' }) nickname!: string | null;
-  @Field(() => String, { nullable: true, description: 'ISO 3166-1 alpha-2; null for non-geographic numbers' }) countryCode!: string | null;
+  @Field(() => String, { nullable: true, description: "The number's country, ISO 3166-1 alpha-2 (e.g. US); null for non-geographic numbers" }) countryCode!: string | null;
   @Field(() => PhoneNumberCapabilities, { description: 'What the number can do' }) capabilities!: PhoneNumberCapabilities;
   @Field({ description: 'Whether callers may request a callback on this number' }) callbackEnabled!: boolean;
   @Field({ description: 'When the number was added (ISO 8601, UTC)' }) createdAt!: Date;

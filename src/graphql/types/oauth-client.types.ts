@@ -25,7 +25,7 @@ export class OAuthClient {
   @Field(() => OAuthClientType, { description: 'Whether the client can keep a secret' }) clientType!: OAuthClientType;
   @Field(() => [String], { description: 'Where the authorization endpoint may send the user back: absolute URIs, compared exactly' }) redirectUris!: string[];
   @Field({ description: 'What its tokens may be granted at most: "read", "write" or "read write"' }) scopes!: string;
-  @Field(() => ID, { nullable: true, description: 'The admin who created the client' }) agentId!: string | null;
+  @Field(() => ID, { nullable: true, description: 'The admin who created the client; null if that user no longer exists' }) agentId!: string | null;
   @Field({ description: 'When the client was created (ISO 8601, UTC)' }) createDate!: Date;
   @Field(() => Date, { nullable: true, description: 'When the client last changed or got a new secret; null after create' }) updateDate!: Date | null;
 
