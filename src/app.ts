@@ -31,7 +31,7 @@ export interface AppDeps {
   /** the composition root's services over the same database (createServices) */
   services: Services;
   config: Pick<Config, 'hashKey' | 'publicUrl' | 'graphqlIntrospection' | 'logLevel'> &
-    Partial<Pick<Config, 'benchMode' | 'openapiConformance' | 'graphqlExecutor' | 'trustProxy'>>;
+    Partial<Pick<Config, 'benchMode' | 'openapiConformance' | 'graphqlExecutor' | 'trustProxy' | 'worker'>>;
   /** pino options or false; tests pass a stream to capture logs */
   logger?: FastifyServerOptions['logger'];
 }
@@ -75,7 +75,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   if (config.openapiConformance) {
     await fastify.register(openapiConformance, { mode: config.openapiConformance, document: () => fastify.swagger() as unknown as OpenApiDocument });
   }
-  await fastify.register(health, { db });
+  await fastify.register(health, { db, jobs: () => services.jobs.stats(), worker: config.worker ?? false });
   // bench instrumentation exists only in bench mode: nothing of it runs otherwise
   if (config.benchMode) await fastify.register(benchStats, { db });
   await fastify.register(graphql, { schema, buildContext, introspection: config.graphqlIntrospection, executor });

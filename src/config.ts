@@ -49,6 +49,8 @@ export interface Config {
   /** what the start logs as warnings (a configuration that works but is unsafe) */
   warnings: string[];
   graphqlIntrospection: boolean;
+  /** whether this process runs the background engine (WORKER; `--no-worker` turns it off for a web-only process) */
+  worker?: boolean;
   /**
    * What runs GraphQL operations (GraphQL and REST alike): `compiled` (graphql-jit,
    * the default) or `interpreter` (graphql-js's execute), a switch to fall back on
@@ -191,6 +193,7 @@ export function loadConfig(env: Env = process.env): Config {
     // Apollo's convention: introspection, the Sandbox landing page and "Did you
     // mean …?" suggestions are off in production unless asked for.
     graphqlIntrospection: bool(env, 'GRAPHQL_INTROSPECTION', nodeEnv !== 'production'),
+    worker: bool(env, 'WORKER', true),
     graphqlExecutor: executorKind(env),
     limits: {
       loginFailures: 10,

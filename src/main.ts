@@ -8,6 +8,7 @@ import { DatabaseInUseError } from './db/dir-lock';
 import { bootstrapAdmin } from './domain/directory/bootstrap';
 import { createServices, type Services } from './domain/services';
 import { buildApp } from './app';
+import { JobEngine } from './jobs/engine';
 import { loggerOptions } from './logger';
 
 const SHUTDOWN_GRACE_MS = 10_000;
@@ -45,6 +46,9 @@ async function runServer(config: Config, log: pino.Logger, prepare: boolean): Pr
   });
   await fastify.listen({ port: config.port, host: config.host });
   log.info(`listening on http://${config.host}:${config.port} (GraphQL: /graphql, REST: /api/v2, database: ${db.kind})`);
+  // the background engine (WORKER, on by default; off in a web-only process)
+  const engine = config.worker ? new JobEngine(db, services.jobs, { log }) : undefined;
+  await engine?.start();
 
   const stop = async (signal: string) => {
     if (stopping) return;
@@ -56,7 +60,9 @@ async function runServer(config: Config, log: pino.Logger, prepare: boolean): Pr
     }, SHUTDOWN_GRACE_MS);
     timer.unref();
     try {
+      // no new requests, then no new jobs: the ones running finish (or go back to the queue)
       await fastify.close();
+      await engine?.stop();
       await db.close();
       process.exit(0);
     } catch (err) {
@@ -107,6 +113,8 @@ async function main(): Promise<void> {
     }
     throw err;
   }
+  // `npm start -- --no-worker`: a web-only process (the jobs run in other processes)
+  if (process.argv.includes('--no-worker')) config = { ...config, worker: false };
   const log = pino(loggerOptions(config.logLevel));
   if (cluster.isPrimary) for (const warning of config.warnings) log.warn(warning);
   try {

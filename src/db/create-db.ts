@@ -29,6 +29,13 @@ export interface Db {
    * statement without parameters, travels with BEGIN in the same round trip.
    */
   transaction<T>(fn: (sql: SqlQuery) => Promise<T>, first?: string): Promise<T>;
+  /**
+   * Calls `onNotify` for every NOTIFY on `channel` (delivered when the notifying
+   * transaction commits), and once more after a lost connection is back (notifications
+   * sent meanwhile are gone: the listener looks again). On PostgreSQL it holds a
+   * connection of its own, outside the pool. Resolves to a function that stops it.
+   */
+  listen(channel: string, onNotify: () => void): Promise<() => Promise<void>>;
   /** SQL statements sent so far, for the N+1 tests and bench mode; 0 unless countStatements was set. */
   statementCount(): number;
   close(): Promise<void>;
@@ -121,9 +128,51 @@ async function createPostgresDb(url: string, poolSize: number, countStatements: 
         await client.end().catch(() => {});
       }
     },
+    listen: (channel, onNotify) => listenOn(url, channel, onNotify),
     async close() {
       await pool.end().catch(() => {});
     },
+  };
+}
+
+const LISTEN_RETRY_MS = 1000;
+
+/** A LISTEN session of its own (never a pooled one: a transaction pooler would hand it to others), reconnected when lost. */
+async function listenOn(url: string, channel: string, onNotify: () => void): Promise<() => Promise<void>> {
+  let client: pg.Client | undefined;
+  let stopped = false;
+  let retry: NodeJS.Timeout | undefined;
+  const connect = async (first = false): Promise<void> => {
+    const next = new pg.Client({ connectionString: url });
+    const lost = () => {
+      if (client !== next) return;
+      client = undefined;
+      void next.end().catch(() => {});
+      if (!stopped) retry = setTimeout(() => void connect().then(onNotify, () => {}), LISTEN_RETRY_MS);
+    };
+    next.on('error', lost);
+    next.on('end', lost);
+    next.on('notification', (message) => {
+      if (message.channel === channel) onNotify();
+    });
+    client = next;
+    try {
+      await next.connect();
+      await next.query(`LISTEN "${channel.replace(/"/g, '""')}"`);
+    } catch (err) {
+      // the first connection's failure is the caller's (the engine does not start); later ones retry
+      if (first) stopped = true;
+      lost();
+      throw err;
+    }
+  };
+  await connect(true);
+  return async () => {
+    stopped = true;
+    clearTimeout(retry);
+    const last = client;
+    client = undefined;
+    await last?.end().catch(() => {});
   };
 }
 
@@ -217,6 +266,12 @@ async function createPgliteDb(dataDir: string, countStatements: boolean): Promis
     sql: async (text, params) => (await client.query(text, params as unknown[])).rows as never,
     migrationFactory: () => new PrismaPGlite(client),
     withMigrationLock: (fn) => fn(),
+    listen: async (channel, onNotify) => {
+      const unlisten = await client.listen(channel, () => onNotify());
+      return async () => {
+        await unlisten().catch(() => {});
+      };
+    },
     async close() {
       await client.close().catch(() => {});
       lock?.release();

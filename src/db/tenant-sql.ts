@@ -27,6 +27,8 @@ export const CROSS_TENANT = {
   presentedToken: 'a presented token is found by its hash before its account is known',
   /** The grant endpoints and the authorization pages find a client by its public identifier (on an account's host, of that account only). */
   clientIdentifier: 'a client is found by its identifier before its account is known',
+  /** The background engine (src/jobs/engine.ts) claims, finishes and retries the due jobs of every account, and the service's own. */
+  jobEngine: 'the job engine works through the jobs of every account',
   /** The operator (CLI) and the first start create and list the accounts themselves. */
   operator: 'the operator and the first start work on all accounts',
 } as const;

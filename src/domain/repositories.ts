@@ -1,6 +1,7 @@
 import type { Db } from '../db/create-db';
 import type { TenantSql } from '../db/tenant-sql';
 import { AuditLogRepository } from './audit/audit-log.repository';
+import { JobRepository } from './jobs/job.repository';
 import { LoginRepository } from './auth/login.repository';
 import { CallbackRequestRepository } from './callback-requests/callback-request.repository';
 import { AccountRepository } from './directory/account.repository';
@@ -41,6 +42,8 @@ export function repositories(on: TenantSql) {
     grants: new OAuthGrantRepository(on),
     callbackRequests: new CallbackRequestRepository(on),
     auditLogs: new AuditLogRepository(on),
+    /** the background engine's outbox: enqueued in the change's transaction */
+    jobs: new JobRepository(on),
   };
 }
 

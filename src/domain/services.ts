@@ -51,6 +51,8 @@ export function createServices(options: ServiceOptions) {
     oauthTokens: new OAuthTokenService(repos.tokens, hashKey),
     cursors: new CursorCodec(hashKey),
     auditLogs: new AuditLogService(repos.auditLogs),
+    /** the jobs table, for the background engine (src/jobs/engine.ts) */
+    jobs: repos.jobs,
   };
 }
 

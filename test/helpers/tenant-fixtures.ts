@@ -46,7 +46,7 @@ export interface TenantFixture {
 /** The tables whose rows belong to an account (each has account_id; accounts is the account itself). */
 const TENANT_TABLES = [
   'accounts', 'users', 'oauth_clients', 'oauth_client_secrets', 'oauth_grants', 'oauth_authorization_codes', 'oauth_tokens',
-  'oauth_client_token_counts', 'voice_phone_numbers', 'groups', 'callback_requests', 'audit_logs',
+  'oauth_client_token_counts', 'voice_phone_numbers', 'groups', 'callback_requests', 'audit_logs', 'jobs',
 ] as const;
 /** How a table's rows are ordered in a snapshot: by id, but the counters, which have none. */
 const ORDER: Partial<Record<(typeof TENANT_TABLES)[number], string>> = { oauth_client_token_counts: 'client_id, ends_at, shard' };
