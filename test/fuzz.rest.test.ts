@@ -45,7 +45,7 @@ import {
 jest.setTimeout(300_000);
 
 interface Target {
-  method: 'GET' | 'POST' | 'PUT' | 'DELETE';
+  method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
   /** path under /api/v2 as declared, e.g. /oauth/clients/:id */
   template: string;
   json: boolean;
