@@ -119,6 +119,7 @@ export const CASES: Record<string, IsolationCase> = {
   'AuditLogRepository.find': { run: (r, c, t) => r.find(scope(c), t.auditId), nothing: null },
   'AuditLogRepository.listKeyset': { run: (r, c, t) => r.listKeyset(scope(c), { actorId: t.adminId }, 'desc', { size: 100, backward: false }), nothing: (res) => expect(res.items).toEqual([]) },
   'AuditLogRepository.count': { run: (r, c, t) => r.count(scope(c), { actorId: t.adminId }), nothing: 0 },
+  'EventLogRepository.find': { run: (r, c, t) => r.find(scope(c), t.eventId), nothing: null },
   recordAudit: {
     writesOwn: true, nothing: undefined,
     run: (_r, c, t, sql) => recordAudit(sql, systemActor(c.account), { action: 'update', sourceType: 'group', sourceId: t.groupId, sourceLabel: 'x', description: 'isolation' }),
@@ -191,4 +192,4 @@ export const CASES: Record<string, IsolationCase> = {
 };
 
 /** Exported functions of repository modules that run no SQL (helpers of the SQL text and of the audit actor). */
-export const NO_SQL_FUNCTIONS = ['actorOf', 'describedFor', 'systemActor', 'auditCte', 'originParams', 'truncateSecret'];
+export const NO_SQL_FUNCTIONS = ['actorOf', 'describedFor', 'systemActor', 'auditCte', 'originParams', 'truncateSecret', 'recordedEventsCtes', 'eventRows', 'eventCtes'];

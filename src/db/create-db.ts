@@ -34,8 +34,9 @@ export interface Db {
    * transaction commits), and once more after a lost connection is back (notifications
    * sent meanwhile are gone: the listener looks again). On PostgreSQL it holds a
    * connection of its own, outside the pool. Resolves to a function that stops it.
+   * `payload`: the notification's (absent on the call after a reconnection).
    */
-  listen(channel: string, onNotify: () => void): Promise<() => Promise<void>>;
+  listen(channel: string, onNotify: (payload?: string) => void): Promise<() => Promise<void>>;
   /** SQL statements sent so far, for the N+1 tests and bench mode; 0 unless countStatements was set. */
   statementCount(): number;
   close(): Promise<void>;
@@ -138,7 +139,7 @@ async function createPostgresDb(url: string, poolSize: number, countStatements: 
 const LISTEN_RETRY_MS = 1000;
 
 /** A LISTEN session of its own (never a pooled one: a transaction pooler would hand it to others), reconnected when lost. */
-async function listenOn(url: string, channel: string, onNotify: () => void): Promise<() => Promise<void>> {
+async function listenOn(url: string, channel: string, onNotify: (payload?: string) => void): Promise<() => Promise<void>> {
   let client: pg.Client | undefined;
   let stopped = false;
   let retry: NodeJS.Timeout | undefined;
@@ -148,12 +149,12 @@ async function listenOn(url: string, channel: string, onNotify: () => void): Pro
       if (client !== next) return;
       client = undefined;
       void next.end().catch(() => {});
-      if (!stopped) retry = setTimeout(() => void connect().then(onNotify, () => {}), LISTEN_RETRY_MS);
+      if (!stopped) retry = setTimeout(() => void connect().then(() => onNotify(), () => {}), LISTEN_RETRY_MS);
     };
     next.on('error', lost);
     next.on('end', lost);
     next.on('notification', (message) => {
-      if (message.channel === channel) onNotify();
+      if (message.channel === channel) onNotify(message.payload);
     });
     client = next;
     try {
@@ -267,7 +268,7 @@ async function createPgliteDb(dataDir: string, countStatements: boolean): Promis
     migrationFactory: () => new PrismaPGlite(client),
     withMigrationLock: (fn) => fn(),
     listen: async (channel, onNotify) => {
-      const unlisten = await client.listen(channel, () => onNotify());
+      const unlisten = await client.listen(channel, (payload) => onNotify(payload));
       return async () => {
         await unlisten().catch(() => {});
       };

@@ -112,8 +112,10 @@ export class JobEngine {
     while (!this.abort.signal.aborted) {
       this.woken = false;
       const free = this.concurrency - this.running.size;
+      // claims in batches: once half the slots are free (or none runs), not one job per finished job
+      const claiming = free > 0 && (this.running.size === 0 || free >= Math.ceil(this.concurrency / 2));
       let claimed: ClaimedJob[] = [];
-      if (free > 0) {
+      if (claiming) {
         try {
           claimed = await this.jobs.claim(this.worker, kinds, free, this.lease);
         } catch (err) {
@@ -128,7 +130,7 @@ export class JobEngine {
       // a full batch: there may be more due at once
       if (claimed.length > 0 && claimed.length === free) continue;
       if (this.woken) continue;
-      await this.sleep(kinds);
+      await this.sleep(claiming ? kinds : undefined);
     }
   }
 
@@ -140,10 +142,10 @@ export class JobEngine {
     });
   }
 
-  /** Until a notification, a job finishing, the next timer, or the poll interval. */
-  private async sleep(kinds: string[]): Promise<void> {
+  /** Until a notification, a job finishing, the next timer (when `kinds` are given), or the poll interval. */
+  private async sleep(kinds?: string[]): Promise<void> {
     let seconds = this.poll;
-    if (this.running.size < this.concurrency) {
+    if (kinds) {
       const next = await this.jobs.nextDueInSeconds(kinds).catch(() => null);
       if (next !== null) seconds = Math.min(seconds, next);
     }

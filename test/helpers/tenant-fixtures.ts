@@ -42,13 +42,15 @@ export interface TenantFixture {
   groupId: bigint;
   callbackId: bigint;
   auditId: bigint;
+  /** an event of the account (its API token's oauth_token.created) */
+  eventId: string;
   webhookId: bigint;
 }
 
 /** The tables whose rows belong to an account (each has account_id; accounts is the account itself). */
 const TENANT_TABLES = [
   'accounts', 'users', 'oauth_clients', 'oauth_client_secrets', 'oauth_grants', 'oauth_authorization_codes', 'oauth_tokens',
-  'oauth_client_token_counts', 'voice_phone_numbers', 'groups', 'callback_requests', 'audit_logs', 'jobs', 'webhooks',
+  'oauth_client_token_counts', 'voice_phone_numbers', 'groups', 'callback_requests', 'audit_logs', 'jobs', 'events', 'webhooks',
 ] as const;
 /** How a table's rows are ordered in a snapshot: by id, but the counters, which have none. */
 const ORDER: Partial<Record<(typeof TENANT_TABLES)[number], string>> = { oauth_client_token_counts: 'client_id, ends_at, shard' };
@@ -128,10 +130,11 @@ export async function seedTenant(db: Pick<Db, 'sql'>, label: string, extra = fal
     });
   }
   const [audit] = await db.sql<{ id: string }>('SELECT max(id) AS id FROM audit_logs WHERE account_id = $1', [String(account.id)]);
+  const [event] = await db.sql<{ id: string }>('SELECT id FROM events WHERE account_id = $1 AND subject = $2', [String(account.id), `zen:oauth_token:${token.id}`]);
   return {
     account: account.id, name: account.name, subdomain: account.subdomain, adminId: admin.id, endUserId: endUser.id, endUserEmail,
     clientId: client.id, clientIdentifier: client.identifier, secretId: BigInt(secret.id), tokenId: token.id, tokenHash, grantId, codeHash,
-    grantTokenId: grantToken.id, accessHash, refreshHash, phoneId: phone.id, groupId: group.id, callbackId: BigInt(created.new_id!), auditId: BigInt(audit.id),
+    grantTokenId: grantToken.id, accessHash, refreshHash, phoneId: phone.id, groupId: group.id, callbackId: BigInt(created.new_id!), auditId: BigInt(audit.id), eventId: event.id,
     webhookId: webhook.id,
   };
 }
