@@ -1,6 +1,6 @@
 import type { LightMyRequestResponse } from 'fastify';
 import { loadConfig } from '../src/config';
-import { blockedAddressReason } from '../src/domain/webhooks/endpoint-guard';
+import { addressGuard, blockedAddressReason } from '../src/domain/webhooks/endpoint-guard';
 import { createTestApp, type TestContext, type TestUser } from './helpers/test-app';
 
 // docs/api.md, "Webhooks" (the endpoint guard): in production (WEBHOOK_ALLOW_PRIVATE_ENDPOINTS
@@ -104,6 +104,9 @@ describe('what the delivery checks again on the address it connects to', () => {
   });
   it('allows anything when private endpoints are allowed', () => {
     expect(blockedAddressReason('127.0.0.1', { allowPrivate: true })).toBeUndefined();
+  });
+  it('is also given as a check of one address, the shape a connection lookup calls', () => {
+    expect([addressGuard(strict)('10.0.0.1'), addressGuard(strict)('93.184.215.14'), addressGuard({ allowPrivate: true })('10.0.0.1')]).toEqual([expect.any(String), undefined, undefined]);
   });
 });
 

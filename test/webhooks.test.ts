@@ -65,6 +65,9 @@ describe('webhooks (docs/api.md, "Webhooks")', () => {
     const patch = await send('PATCH', `/webhooks/${webhook.id}`, admin.basic, { webhook: { status: 'inactive' } }, 'application/merge-patch+json');
     expect(patch.statusCode).toBe(204);
     expect((await send('GET', `/webhooks/${webhook.id}`, admin.basic)).json().webhook).toMatchObject({ name: 'Clients', status: 'inactive', subscriptions: [CREATED] });
+    // JSON merge patch: null clears an optional field
+    expect((await send('PATCH', `/webhooks/${webhook.id}`, admin.basic, { subscriptions: null, description: 'Back' })).statusCode).toBe(204);
+    expect((await send('GET', `/webhooks/${webhook.id}`, admin.basic)).json().webhook).toMatchObject({ description: 'Back', subscriptions: [] });
 
     expect((await send('DELETE', `/webhooks/${webhook.id}`, admin.basic)).statusCode).toBe(204);
     expect((await send('GET', `/webhooks/${webhook.id}`, admin.basic)).statusCode).toBe(404);
@@ -72,6 +75,7 @@ describe('webhooks (docs/api.md, "Webhooks")', () => {
       ['create', ['name', 'description', 'endpoint', 'http_method', 'request_format', 'status', 'subscriptions', 'signing_secret'], String(admin.id)],
       ['update', ['name', 'description', 'subscriptions'], String(admin.id)],
       ['update', ['status'], String(admin.id)],
+      ['update', ['description', 'subscriptions'], String(admin.id)],
       ['destroy', [], String(admin.id)],
     ]);
   });

@@ -64,6 +64,14 @@ export function blockedAddressReason(address: string, policy: Pick<EndpointPolic
   return blocked ? 'is a loopback, private, link-local or reserved address' : undefined;
 }
 
+/**
+ * The check of one resolved address, as a connection's lookup calls it
+ * (src/webhooks/http-attempt.ts's AddressCheck): why not, or undefined.
+ */
+export function addressGuard(policy: Pick<EndpointPolicy, 'allowPrivate'>): (address: string) => string | undefined {
+  return (address) => blockedAddressReason(address, policy);
+}
+
 async function resolveAll(hostname: string): Promise<string[]> {
   return (await dnsLookup(hostname, { all: true, verbatim: true })).map((a) => a.address);
 }
