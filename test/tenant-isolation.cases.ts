@@ -74,7 +74,7 @@ export const CASES: Record<string, IsolationCase> = {
   'GroupRepository.delete': { run: (r, c, t) => r.delete(scope(c), t.groupId), nothing: null },
 
   'WebhookRepository.find': { run: (r, c, t) => r.find(scope(c), t.webhookId), nothing: null },
-  'WebhookRepository.listKeyset': { run: (r, c) => r.listKeyset(scope(c), { size: 100 }), nothing: (res, t) => noneOf(t, res.items) },
+  'WebhookRepository.listKeyset': { run: (r, c) => r.listKeyset(scope(c), {}, { size: 100 }), nothing: (res, t) => noneOf(t, res.items) },
   'WebhookRepository.count': { run: (r, c) => r.count(scope(c)), nothing: 1 },
   'WebhookRepository.insert': { writesOwn: true, run: (r, c) => r.insert({ ...scope(c), createdBy: null }, newWebhook('isolation-new'), 50), nothing: (res, t) => notOf(t)(res) },
   'WebhookRepository.update': { run: (r, c, t) => r.update({ ...scope(c), updatedBy: null }, t.webhookId, { name: 'Changed' }), nothing: null },

@@ -192,6 +192,24 @@ describe('webhooks (docs/api.md, "Webhooks")', () => {
     expect((await send('GET', '/webhooks?page[after]=tampered', owner.basic)).statusCode).toBe(400);
   });
 
+  it("filters by status and by a part of the name (Zendesk's filter[status], filter[name_contains])", async () => {
+    const owner = await ctx.createUser(await ctx.createAccount(), 'admin');
+    const a = await create(owner, { name: 'Billing events', status: 'inactive' });
+    const b = await create(owner, { name: 'billing_100%' });
+    const c = await create(owner, { name: 'Users' });
+    const ids = async (query: string) => (await send('GET', `/webhooks?${query}`, owner.basic)).json().webhooks.map((w: { id: string }) => w.id);
+    expect(await ids('filter[status]=active')).toEqual([b.id, c.id]);
+    expect(await ids('filter[name_contains]=BILLING')).toEqual([a.id, b.id]);
+    expect(await ids('filter[name_contains]=BILLING&filter[status]=inactive')).toEqual([a.id]);
+    // % and _ are text, not patterns
+    expect(await ids('filter[name_contains]=100%25')).toEqual([b.id]);
+    expect(await ids('filter[name_contains]=_')).toEqual([b.id]);
+    expect((await send('GET', '/webhooks?filter[status]=paused', owner.basic)).statusCode).toBe(400);
+    expect((await send('GET', '/webhooks?filter[name_contains]=%00', owner.basic)).statusCode).toBe(400);
+    const gql = await ctx.graphql('query { webhooks(status: ACTIVE, nameContains: "user") { totalCount edges { node { id } } } }', {}, { authorization: owner.basic });
+    expect(gql.json().data.webhooks).toEqual({ totalCount: 1, edges: [{ node: { id: c.id } }] });
+  });
+
   it('at most 50 webhooks per account: the 51st is 422, and 60 concurrent creates leave exactly 50', async () => {
     const owner = await ctx.createUser(await ctx.createAccount(), 'admin');
     const results = await Promise.all(Array.from({ length: 60 }, (_, i) => send('POST', '/webhooks', owner.basic, { webhook: fields({ name: `Hook ${i}` }) })));

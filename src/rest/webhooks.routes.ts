@@ -17,7 +17,7 @@ import { isoSeconds } from './body';
 import { cursorPageFields, cursorVariables } from './pagination';
 import { createRoute, deleteRoute, showRoute } from './record-routes';
 import {
-  answer, BodyField, errorResponses, HEADERS, IdParams, IgnoredBody, Keyed, mustBe, NoContent, Nullable, NullableTimestamp, PageFields, PageQuery, StringEnum, Timestamp, unwrap,
+  answer, BodyField, errorResponses, HEADERS, IdParams, IgnoredBody, INVALID, Keyed, mustBe, NoContent, Nullable, NullableTimestamp, PageFields, PageQuery, QueryString, StringEnum, Timestamp, unwrap,
   wrappedBody, type Fields,
 } from './schemas';
 
@@ -88,7 +88,13 @@ const SigningSecretJson = Keyed('signing_secret', Type.Object(
 ));
 const secretBody = (s: { algorithm: string; secret: string }) => ({ signing_secret: { algorithm: 'SHA256' as const, secret: s.secret } });
 
-const ListQuery = Type.Object({ 'page[size]': PageQuery['page[size]'], 'page[after]': PageQuery['page[after]'], 'page[before]': PageQuery['page[before]'] });
+const ListQuery = Type.Object({
+  'filter[status]': Type.Optional(StringEnum(STATUSES, { description: 'Only the webhooks of this status', [INVALID]: `filter[status] must be one of: ${STATUSES.join(', ')}` })),
+  'filter[name_contains]': QueryString({ description: 'Only the webhooks whose name contains this text (case-insensitive)' }),
+  'page[size]': PageQuery['page[size]'],
+  'page[after]': PageQuery['page[after]'],
+  'page[before]': PageQuery['page[before]'],
+});
 
 const update = (method: 'PUT' | 'PATCH') =>
   defineRoute({
@@ -146,14 +152,17 @@ export const webhookRoutes: AnyRestRoute[] = [
     document: RestListWebhooksDocument,
     schema: {
       operationId: 'listWebhooks', summary: 'List webhooks', tags: TAGS,
-      description: "The account's webhooks, id ascending, in cursor pages (page[size], page[after], page[before]). Admins.",
+      description: "The account's webhooks, id ascending, in cursor pages (page[size], page[after], page[before]), optionally of one status or with a name containing a text. Admins.",
       querystring: ListQuery,
       response: {
         200: answer(Type.Object({ webhooks: Type.Array(WebhookJson), meta: PageFields.meta, links: PageFields.links }, { additionalProperties: false }), 'A page of webhooks, with meta and links'),
         ...errorResponses(),
       },
     },
-    variables: (req) => cursorVariables(req.query),
+    variables: (req) => {
+      const status = req.query['filter[status]'];
+      return { status: status && (status.toUpperCase() as WebhookStatus), nameContains: req.query['filter[name_contains]'] || undefined, ...cursorVariables(req.query) };
+    },
     respond: (data, req) => ({
       status: 200,
       body: { webhooks: data.webhooks.edges.map((e) => serializeWebhook(e.node)), ...cursorPageFields(req, data.webhooks.pageInfo) },

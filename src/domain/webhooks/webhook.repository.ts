@@ -24,6 +24,26 @@ export interface WebhookRecord {
   updatedAt: Date | null;
 }
 
+/** What a list shows: the webhooks of one status, and those whose name contains a text (case-insensitive). */
+export interface WebhookFilter {
+  status?: WebhookStatus;
+  nameContains?: string;
+}
+
+/** The filter's WHERE (alias w) after the account's; its parameters are appended (they are $2, $3, …). */
+function filterSql(filter: WebhookFilter, params: unknown[]): string {
+  let where = 'w.account_id = $1';
+  if (filter.status !== undefined) {
+    params.push(filter.status);
+    where += ` AND w.status = $${params.length + 1}`;
+  }
+  if (filter.nameContains) {
+    params.push(`%${filter.nameContains.replace(/[\\%_]/g, (c) => `\\${c}`)}%`);
+    where += ` AND w.name ILIKE $${params.length + 1}`;
+  }
+  return where;
+}
+
 /** Every field of a new webhook, and its sealed secret. */
 export type NewWebhook = Required<WebhookFields> & { sealedSecret: string };
 
@@ -63,22 +83,23 @@ export class WebhookRepository {
     return row ? toRecord(row) : null;
   }
 
-  /** id ascending, a keyset page forward (after) or backward (before). */
-  async listKeyset(scope: AccountScope, page: KeysetPage): Promise<PageResult<WebhookRecord>> {
+  /** id ascending, a keyset page forward (after) or backward (before), of the filter's webhooks. */
+  async listKeyset(scope: AccountScope, filter: WebhookFilter, page: KeysetPage): Promise<PageResult<WebhookRecord>> {
     const backward = page.before !== undefined;
     const params: unknown[] = [];
-    let where = 'w.account_id = $1';
+    let where = filterSql(filter, params);
     if (backward || page.after !== undefined) {
       params.push(String(backward ? page.before : page.after));
-      where += ` AND w.id ${backward ? '<' : '>'} $2`;
+      where += ` AND w.id ${backward ? '<' : '>'} $${params.length + 1}`;
     }
     params.push(page.size + 1);
     const rows = await this.db.query<SqlRow>(scope, `SELECT ${COLUMNS} FROM webhooks w WHERE ${where} ORDER BY w.id ${backward ? 'DESC' : 'ASC'} LIMIT $${params.length + 1}`, params);
     return keysetPageOf(rows, page, backward, toRecord);
   }
 
-  async count(scope: AccountScope): Promise<number> {
-    const [row] = await this.db.query<{ n: Int8 }>(scope, 'SELECT count(*) AS n FROM webhooks w WHERE w.account_id = $1');
+  async count(scope: AccountScope, filter: WebhookFilter = {}): Promise<number> {
+    const params: unknown[] = [];
+    const [row] = await this.db.query<{ n: Int8 }>(scope, `SELECT count(*) AS n FROM webhooks w WHERE ${filterSql(filter, params)}`, params);
     return Number(row.n);
   }
 

@@ -3,15 +3,15 @@ import type { RepositoryFactory, Transactions } from '../repositories';
 import { actorOf, describedFor, recordAudit } from '../audit/audit-log.repository';
 import { accountScope } from '../authorization';
 import type { Viewer } from '../auth/viewer';
-import { NotFoundError, ValidationError } from '../errors';
+import { BadRequestError, NotFoundError, ValidationError } from '../errors';
 import { parseId } from '../ids';
 import { fromTheEnd, type PageSource } from '../pagination';
 import type { EndpointPolicy } from './endpoint-guard';
 import { newSigningSecret, SIGNING_ALGORITHM, type SigningSecretBox } from './signing-secret';
-import type { WebhookRecord, WebhookRepository } from './webhook.repository';
+import type { WebhookFilter, WebhookRecord, WebhookRepository } from './webhook.repository';
 import { checkCombination, MAX_WEBHOOKS_PER_ACCOUNT, validateWebhook, type WebhookInput } from './webhook.validation';
 
-export type { WebhookRecord } from './webhook.repository';
+export type { WebhookFilter, WebhookRecord } from './webhook.repository';
 export type { WebhookInput } from './webhook.validation';
 
 /** A signing secret as Zendesk shows it. */
@@ -40,10 +40,13 @@ export class WebhookService {
     return id === null ? null : this.webhooks.find(accountScope(viewer), id);
   }
 
-  /** The account's webhooks, id ascending, in keyset pages (readPage). */
-  pages(viewer: Viewer): PageSource<WebhookRecord> {
+  /** The account's webhooks (of the filter), id ascending, in keyset pages (readPage). */
+  pages(viewer: Viewer, filter: WebhookFilter = {}): PageSource<WebhookRecord> {
+    const text = filter.nameContains;
+    // PostgreSQL text cannot hold NUL; a name is at most 255 characters
+    if (text !== undefined && (text.includes('\u0000') || text.length > 255)) throw new BadRequestError('The name filter must be at most 255 characters, without NUL');
     const scope = accountScope(viewer);
-    return { keyset: (page) => this.webhooks.listKeyset(scope, fromTheEnd(page)), count: () => this.webhooks.count(scope) };
+    return { keyset: (page) => this.webhooks.listKeyset(scope, filter, fromTheEnd(page)), count: () => this.webhooks.count(scope, filter) };
   }
 
   async create(viewer: Viewer, input: WebhookInput): Promise<WebhookRecord> {

@@ -1,17 +1,18 @@
 import { Arg, Args, Ctx, ID, Mutation, Query, Resolver } from 'type-graphql';
 import { pageRequest, readPage } from '../../domain/pagination';
 import { Allow } from '../auth-checker';
-import { connectionOf, CursorPageArgs } from '../connection';
+import { connectionOf } from '../connection';
 import type { GraphQLContext } from '../context';
-import { Webhook, WebhookConnection, WebhookInput, WebhookSigningSecret } from '../types/webhook.types';
+import { Webhook, WebhookConnection, WebhookInput, WebhookSigningSecret, WebhooksArgs } from '../types/webhook.types';
 
 /** Webhooks (docs/api.md, "Webhooks"): admins. */
 @Resolver(() => Webhook)
 export class WebhookResolver {
   @Allow('webhooks.read')
-  @Query(() => WebhookConnection, { description: "The account's webhooks, id ascending, in cursor pages (first/after, last/before)" })
-  async webhooks(@Args() args: CursorPageArgs, @Ctx() { viewer, services }: GraphQLContext): Promise<WebhookConnection> {
-    const page = await readPage(services.cursors, pageRequest(args), services.webhooks.pages(viewer!));
+  @Query(() => WebhookConnection, { description: "The account's webhooks, id ascending, in cursor pages (first/after, last/before), optionally filtered" })
+  async webhooks(@Args() args: WebhooksArgs, @Ctx() { viewer, services }: GraphQLContext): Promise<WebhookConnection> {
+    const filter = { status: args.status ?? undefined, nameContains: args.nameContains ?? undefined };
+    const page = await readPage(services.cursors, pageRequest(args), services.webhooks.pages(viewer!, filter));
     return connectionOf(WebhookConnection, services.cursors, page, Webhook.from);
   }
 

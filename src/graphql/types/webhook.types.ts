@@ -1,6 +1,6 @@
-import { Field, ID, InputType, ObjectType, registerEnumType } from 'type-graphql';
+import { ArgsType, Field, ID, InputType, ObjectType, registerEnumType } from 'type-graphql';
 import type { SigningSecret, WebhookRecord } from '../../domain/webhooks/webhook.service';
-import { Connection } from '../connection';
+import { Connection, CursorPageArgs } from '../connection';
 
 // Webhooks in GraphQL (docs/api.md, "Webhooks"): Zendesk's fields in camelCase, its
 // values as enums whose values are Zendesk's (POST, json, active).
@@ -66,6 +66,12 @@ export class Webhook {
 
 @ObjectType({ simpleResolvers: true, description: 'A page of webhooks, id ascending (Relay connection)' })
 export class WebhookConnection extends Connection(Webhook) {}
+
+@ArgsType()
+export class WebhooksArgs extends CursorPageArgs {
+  @Field(() => WebhookStatus, { nullable: true, description: 'Only the webhooks of this status' }) status?: WebhookStatus | null;
+  @Field(() => String, { nullable: true, description: 'Only the webhooks whose name contains this text (case-insensitive)' }) nameContains?: string | null;
+}
 
 @ObjectType({ simpleResolvers: true, description: "A webhook's signing secret: receivers verify each request's signature with it" })
 export class WebhookSigningSecret {
