@@ -12,10 +12,11 @@ import { AccountResolver } from './resolvers/account.resolver';
 import { OAuthClientResolver } from './resolvers/oauth-client.resolver';
 import { CallbackRequestResolver } from './resolvers/callback-request.resolver';
 import { OAuthClientTokensResolver, OAuthTokenResolver } from './resolvers/oauth-token.resolver';
+import { WebhookResolver } from './resolvers/webhook.resolver';
 
 const resolvers = [
   DirectoryResolver, UserResolver, GroupResolver, PhoneNumberResolver, AccountResolver,
-  OAuthClientResolver, OAuthTokenResolver, OAuthClientTokensResolver, CallbackRequestResolver, AuditLogResolver,
+  OAuthClientResolver, OAuthTokenResolver, OAuthClientTokensResolver, CallbackRequestResolver, AuditLogResolver, WebhookResolver,
 ] as const;
 
 let schema: GraphQLSchema | undefined;
@@ -31,7 +32,7 @@ export function buildGraphQLSchema(): GraphQLSchema {
     schema.getQueryType()!.description =
       'What you can read. Every field needs credentials (Authorization: Basic or Bearer), and says who may use it and what a token needs.';
     schema.getMutationType()!.description =
-      'What you can change. Each change is one transaction; changes to clients, tokens, users, groups, phone numbers and settings are recorded in the audit log. Every field says who may use it and what a token needs.';
+      'What you can change. Each change is one transaction; changes to clients, tokens, users, groups, phone numbers, settings and webhooks are recorded in the audit log. Every field says who may use it and what a token needs.';
     describeAccess(schema);
     // the policy first, then the object budget around it (as when the check was a type-graphql middleware)
     authorizeFields(schema);

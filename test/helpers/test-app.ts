@@ -54,7 +54,11 @@ export function basicHeader(email: string, password: string): string {
 }
 
 export async function createTestApp(
-  options: { limits?: Partial<Limits>; publicUrl?: string; graphqlIntrospection?: boolean; graphqlExecutor?: GraphQLExecutorKind; trustProxy?: string[] } = {},
+  options: {
+    limits?: Partial<Limits>; publicUrl?: string; graphqlIntrospection?: boolean; graphqlExecutor?: GraphQLExecutorKind; trustProxy?: string[];
+    /** WEBHOOK_ALLOW_PRIVATE_ENDPOINTS: true by default, as outside production */
+    webhookAllowPrivateEndpoints?: boolean;
+  } = {},
 ): Promise<TestContext> {
   const db = await createTestDb();
   const logs: string[] = [];
@@ -66,7 +70,7 @@ export async function createTestApp(
   });
   const app = await buildApp({
     db,
-    services: createServices({ db, hashKey: TEST_HASH_KEY, limits: { ...DEFAULT_LIMITS, ...options.limits } }),
+    services: createServices({ db, hashKey: TEST_HASH_KEY, limits: { ...DEFAULT_LIMITS, ...options.limits }, webhookAllowPrivateEndpoints: options.webhookAllowPrivateEndpoints ?? true }),
     config: {
       hashKey: TEST_HASH_KEY,
       publicUrl: options.publicUrl,
