@@ -16,6 +16,8 @@ import { OAuthGrantTokenRepository } from './oauth-tokens/oauth-grant-token.repo
 import { OAuthTokenRepository } from './oauth-tokens/oauth-token.repository';
 import { PresentedTokenRepository } from './oauth-tokens/presented-token.repository';
 import { WebhookRepository } from './webhooks/webhook.repository';
+import { WebhookInvocationRepository } from './webhooks/webhook-invocation.repository';
+import { EventLogRepository } from './events/event-log.repository';
 
 /**
  * Every repository, over one connection: the pool's (built once, by the
@@ -46,6 +48,9 @@ export function repositories(on: TenantSql) {
     /** the background engine's outbox: enqueued in the change's transaction */
     jobs: new JobRepository(on),
     webhooks: new WebhookRepository(on),
+    /** webhook deliveries: invocations, attempts, the breaker's columns */
+    invocations: new WebhookInvocationRepository(on),
+    events: new EventLogRepository(on),
   };
 }
 
