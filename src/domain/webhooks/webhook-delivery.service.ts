@@ -55,9 +55,7 @@ export class WebhookDeliveryService {
     const scope = { accountId };
     return tenantTransaction(this.db, async (sql) => {
       const repos = this.factory(sql);
-      const event = await repos.events.find(scope, eventId);
-      if (!event) return 0;
-      const ids = await repos.invocations.fanOut(scope, eventId, event.type);
+      const ids = await repos.invocations.fanOut(scope, eventId);
       for (const id of ids) await enqueueDelivery(repos.jobs, accountId, id);
       return ids.length;
     });
@@ -77,6 +75,7 @@ export class WebhookDeliveryService {
 
   /** Ends an invocation without a request (its webhook inactive or deleted). */
   async end(accountId: bigint, invocationId: bigint, reason: string): Promise<void> {
+    // false: already ended (a second run of the job)
     await this.repos.invocations.fail({ accountId }, invocationId, reason);
   }
 
@@ -90,7 +89,7 @@ export class WebhookDeliveryService {
     if (gate === 'closed') return null;
     if (gate !== 'probe') return gate.waitUntil;
     const hold = new Date(now.getTime() + PROBE_HOLD_SECONDS * 1000);
-    return (await this.repos.invocations.takeProbe({ accountId }, webhook.id, webhook.pausedUntil!, hold)) ? null : hold;
+    return (await this.repos.invocations.takeProbe({ accountId }, webhook.id, hold)) ? null : hold;
   }
 
   /**

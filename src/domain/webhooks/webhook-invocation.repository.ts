@@ -74,31 +74,32 @@ export class WebhookInvocationRepository {
   constructor(private readonly db: TenantSql) {}
 
   /**
-   * An invocation for every active webhook of the account subscribed to the event's
-   * type; the ids of those it created (none for a webhook that has one for this event
-   * already: a fan-out that runs twice adds nothing).
+   * An invocation for every active webhook of the account subscribed to the type of the
+   * account's event; the ids of those it created (none for a webhook that has one for
+   * this event already: a fan-out that runs twice adds nothing).
    */
-  async fanOut(scope: AccountScope, eventId: string, eventType: string): Promise<bigint[]> {
+  async fanOut(scope: AccountScope, eventId: string): Promise<bigint[]> {
     const rows = await this.db.query<{ id: Int8 }>(
       scope,
       `INSERT INTO webhook_invocations (account_id, webhook_id, event_id, event_type, status)
-       SELECT w.account_id, w.id, $2::uuid, $3, 'pending' FROM webhooks w
-        WHERE w.account_id = $1 AND w.status = 'active' AND $3 = ANY(w.subscriptions)
+       SELECT w.account_id, w.id, e.id, e.type, 'pending' FROM events e JOIN webhooks w ON w.account_id = $1 AND w.status = 'active' AND e.type = ANY(w.subscriptions)
+        WHERE e.account_id = $1 AND e.id = $2::uuid
        ORDER BY w.id
        ON CONFLICT (webhook_id, event_id) DO NOTHING RETURNING id`,
-      [eventId, eventType],
+      [eventId],
     );
     return rows.map((r) => BigInt(r.id));
   }
 
-  /** A test invocation (POST /webhooks/{id}/test): recorded like the others, outside the fan-out. */
-  async insertTest(scope: AccountScope, webhookId: bigint, eventId: string, eventType: string): Promise<bigint> {
+  /** An invocation of the account's webhook outside the fan-out (its test sends); null when the scope has no such webhook. */
+  async insertTest(scope: AccountScope, webhookId: bigint, eventId: string, eventType: string): Promise<bigint | null> {
     const [row] = await this.db.query<{ id: Int8 }>(
       scope,
-      `INSERT INTO webhook_invocations (account_id, webhook_id, event_id, event_type, status) VALUES ($1, $2, $3::uuid, $4, 'pending') RETURNING id`,
+      `INSERT INTO webhook_invocations (account_id, webhook_id, event_id, event_type, status)
+       SELECT w.account_id, w.id, $3::uuid, $4, 'pending' FROM webhooks w WHERE w.account_id = $1 AND w.id = $2 RETURNING id`,
       [String(webhookId), eventId, eventType],
     );
-    return BigInt(row.id);
+    return row ? BigInt(row.id) : null;
   }
 
   async find(scope: AccountScope, webhookId: bigint, id: bigint): Promise<InvocationRecord | null> {
@@ -136,26 +137,28 @@ export class WebhookInvocationRepository {
   }
 
   /** Records one attempt and the invocation's new status (completed_at set when it is final). */
-  async recordAttempt(scope: AccountScope, id: bigint, attempt: Omit<AttemptRecord, 'id' | 'invocationId'>, status: InvocationStatus, reason: string | null): Promise<void> {
-    await this.db.query(
+  async recordAttempt(scope: AccountScope, id: bigint, attempt: Omit<AttemptRecord, 'id' | 'invocationId'>, status: InvocationStatus, reason: string | null): Promise<boolean> {
+    const rows = await this.db.query(
       scope,
       `WITH a AS (INSERT INTO webhook_invocation_attempts (account_id, invocation_id, started_at, duration_ms, status_code, error, response)
-                  VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING id)
+                  SELECT i.account_id, i.id, $3, $4, $5, $6, $7 FROM webhook_invocations i WHERE i.account_id = $1 AND i.id = $2 RETURNING invocation_id)
        UPDATE webhook_invocations i SET attempts = i.attempts + 1, status = $8, reason = $9, updated_at = now(),
               completed_at = CASE WHEN $8 IN ('success', 'failed') THEN now() END
-        WHERE i.account_id = $1 AND i.id = $2 AND EXISTS (SELECT 1 FROM a)`,
+        FROM a WHERE i.account_id = $1 AND i.id = a.invocation_id RETURNING i.id`,
       [String(id), attempt.startedAt, attempt.durationMs, attempt.statusCode, attempt.error?.slice(0, 2000) ?? null, attempt.response, status, reason],
     );
+    return rows.length === 1;
   }
 
   /** Ends an invocation without an attempt (its webhook deactivated or deleted). */
-  async fail(scope: AccountScope, id: bigint, reason: string): Promise<void> {
-    await this.db.query(
+  async fail(scope: AccountScope, id: bigint, reason: string): Promise<boolean> {
+    const rows = await this.db.query(
       scope,
       `UPDATE webhook_invocations i SET status = 'failed', reason = $3, updated_at = now(), completed_at = now()
-        WHERE i.account_id = $1 AND i.id = $2 AND i.status IN ('pending', 'retrying')`,
+        WHERE i.account_id = $1 AND i.id = $2 AND i.status IN ('pending', 'retrying') RETURNING i.id`,
       [String(id), reason],
     );
+    return rows.length === 1;
   }
 
   /** The webhook's circuit-breaker columns, its row locked until the transaction ends (concurrent deliveries count one after another); null when gone. */
@@ -169,13 +172,13 @@ export class WebhookInvocationRepository {
   }
 
   /**
-   * The half-open breaker's one probe: moves paused_until from `was` (passed) to `until`;
-   * true for the one delivery that did it, false for those that found it moved already.
+   * The half-open breaker's one probe: moves a passed paused_until to `until`; true for
+   * the one delivery that did it, false for those that found it moved (the row lock
+   * makes a concurrent one re-read it) or the webhook not paused.
    */
-  async takeProbe(scope: AccountScope, webhookId: bigint, was: Date, until: Date): Promise<boolean> {
-    const rows = await this.db.query(scope, 'UPDATE webhooks w SET paused_until = $4 WHERE w.account_id = $1 AND w.id = $2 AND w.paused_until = $3 RETURNING w.id', [
+  async takeProbe(scope: AccountScope, webhookId: bigint, until: Date): Promise<boolean> {
+    const rows = await this.db.query(scope, 'UPDATE webhooks w SET paused_until = $3 WHERE w.account_id = $1 AND w.id = $2 AND w.paused_until <= now() RETURNING w.id', [
       String(webhookId),
-      was,
       until,
     ]);
     return rows.length === 1;
@@ -187,15 +190,16 @@ export class WebhookInvocationRepository {
     webhookId: bigint,
     state: { consecutiveFailures: number; failingSince: Date | null; openUntil: Date | null },
     deactivate?: string,
-  ): Promise<void> {
-    await this.db.query(
+  ): Promise<boolean> {
+    const rows = await this.db.query(
       scope,
       `UPDATE webhooks w SET consecutive_failures = $3, failing_since = $4, paused_until = $5,
               status = CASE WHEN $6::text IS NULL THEN w.status ELSE 'inactive' END,
               deactivated_reason = CASE WHEN $6::text IS NULL THEN w.deactivated_reason ELSE $6::text END
-        WHERE w.account_id = $1 AND w.id = $2`,
+        WHERE w.account_id = $1 AND w.id = $2 RETURNING w.id`,
       [String(webhookId), state.consecutiveFailures, state.failingSince, state.openUntil, deactivate ?? null],
     );
+    return rows.length === 1;
   }
 
   /** The webhook's invocations of the filter, id ascending (oldest first), a keyset page forward (after) or backward (before). */
