@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { getNamedType, isObjectType, type GraphQLField, type GraphQLObjectType } from 'graphql';
 import { buildGraphQLSchema } from '../src/graphql/schema';
 import { createTestApp, insertToken, type TestContext, type TestUser } from './helpers/test-app';
@@ -56,6 +57,9 @@ const RULES: Record<string, TypeRules> = {
       webhooks: read('admin'),
       webhook: read('admin'),
       webhookSigningSecret: read('admin'),
+      // what webhooks sent: as webhooks are read
+      webhookInvocations: read('admin'),
+      webhookInvocationAttempts: read('admin'),
     },
   },
   Mutation: {
@@ -126,6 +130,10 @@ const RULES: Record<string, TypeRules> = {
   WebhookConnection: { inherit: 'edges pageInfo totalCount' },
   WebhookEdge: { inherit: 'cursor node' },
   WebhookSigningSecret: { inherit: 'algorithm secret' },
+  WebhookInvocation: { inherit: 'id webhookId eventId eventType status attempts reason createdAt updatedAt completedAt' },
+  WebhookInvocationConnection: { inherit: 'edges pageInfo totalCount' },
+  WebhookInvocationEdge: { inherit: 'cursor node' },
+  WebhookInvocationAttempt: { inherit: 'id invocationId startedAt durationMs statusCode error response' },
 };
 
 const WEBHOOK_INPUT = '{ name: "matrix", endpoint: "https://hooks.example.com/m", httpMethod: POST, requestFormat: JSON, status: ACTIVE }';
@@ -219,6 +227,7 @@ describe('authorization matrix: every field path up to depth 3 × every kind of 
   let auditLogId: bigint;
   let groupId: bigint;
   let webhookId: string;
+  let invocationId: bigint;
   let fresh = 0;
   /** Authorization headers, per caller; tokens are fresh for mutations (revokeCurrentOAuthToken kills them) */
   let headersFor: (principal: Principal, credential: Credential) => Promise<{ headers: Record<string, string>; ownTokenId: bigint }>;
@@ -247,6 +256,11 @@ describe('authorization matrix: every field path up to depth 3 × every kind of 
     expect(created.json().errors).toBeUndefined();
     auditLogId = (await ctx.db.prisma.auditLog.findFirstOrThrow({ where: { accountId: account } })).id;
     webhookId = (await ctx.graphql(`mutation { createWebhook(input: ${WEBHOOK_INPUT}) { id } }`, {}, { authorization: users.admin.basic })).json().data.createWebhook.id;
+    // an invocation of it with an attempt, so that the invocation lists have something to show
+    invocationId = (await ctx.db.prisma.webhookInvocation.create({
+      data: { accountId: account, webhookId: BigInt(webhookId), eventId: randomUUID(), eventType: 'zen:event-type:oauth_client.created', status: 'success', attempts: 1 },
+    })).id;
+    await ctx.db.prisma.webhookInvocationAttempt.create({ data: { accountId: account, invocationId, startedAt: new Date(), durationMs: 3, statusCode: 200, response: 'ok' } });
     await ctx.db.prisma.callbackRequest.create({
       data: { accountId: account, phoneNumberId, requesterPhoneNumber: '+14155552672', requestedGroupIds: [], routedGroupIds: [], createdById: users.agent.id },
     });
@@ -307,6 +321,10 @@ describe('authorization matrix: every field path up to depth 3 × every kind of 
       case 'webhookSigningSecret':
       case 'resetWebhookSigningSecret':
         return `(id: "${webhookId}")`;
+      case 'webhookInvocations':
+        return `(webhookId: "${webhookId}")`;
+      case 'webhookInvocationAttempts':
+        return `(webhookId: "${webhookId}", invocationId: "${invocationId}")`;
       case 'createWebhook':
         return `(input: ${WEBHOOK_INPUT})`;
       case 'updateWebhook':

@@ -99,6 +99,7 @@ export const CASES: Record<string, IsolationCase> = {
     nothing: false,
   },
   'WebhookInvocationRepository.listKeyset': { run: (r, c, t) => r.listKeyset(scope(c), t.webhookId, {}, { size: 100 }), nothing: (res: any) => expect(res.items).toEqual([]) },
+  'WebhookInvocationRepository.count': { run: (r, c, t) => r.count(scope(c), t.webhookId), nothing: 0 },
   'WebhookInvocationRepository.attempts': { run: (r, c, t) => r.attempts(scope(c), t.invocationId), nothing: [] },
 
   'PhoneNumberRepository.find': { run: (r, c, t) => r.find(scope(c), t.phoneId, true), nothing: null },

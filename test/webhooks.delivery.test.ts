@@ -137,6 +137,36 @@ describe('webhook deliveries (docs/api.md, "Webhook deliveries")', () => {
       [id],
     );
     expect(attempts.map((a) => [a.status_code, a.response])).toEqual([[503, 'down'], [503, 'still down'], [200, 'ok']]);
+
+    // the invocations endpoint lists it, with its three attempts
+    const list = await rest('GET', `/webhooks/${id}/invocations?filter[status]=success&filter[event_type]=${encodeURIComponent(CREATED)}`);
+    expect(list.statusCode).toBe(200);
+    const [invocation] = list.json().invocations;
+    expect(list.json().invocations).toHaveLength(1);
+    expect(invocation).toEqual({
+      id: r.received[0].headers['webhook-id'], webhook_id: id, event_id: JSON.parse(r.received[0].body).id, event_type: CREATED, status: 'success', attempts: 3, reason: null,
+      created_at: expect.any(String), updated_at: expect.any(String), latest_completed_at: expect.any(String),
+    });
+    expect((await rest('GET', `/webhooks/${id}/invocations?filter[status]=failed`)).json().invocations).toEqual([]);
+    const shown = await rest('GET', `/webhooks/${id}/invocations/${invocation.id}/attempts`);
+    expect(shown.statusCode).toBe(200);
+    expect(shown.json().attempts.map((a: any) => [a.status, a.response, a.invocation_id, typeof a.duration_ms])).toEqual([
+      [503, 'down', invocation.id, 'number'], [503, 'still down', invocation.id, 'number'], [200, 'ok', invocation.id, 'number'],
+    ]);
+    // GraphQL: the same, as webhooks.read
+    const gql = await ctx.graphql(
+      'query($w: ID!, $i: ID!) { webhookInvocations(webhookId: $w) { edges { node { id status attempts } } } webhookInvocationAttempts(webhookId: $w, invocationId: $i) { statusCode } }',
+      { w: id, i: invocation.id }, { authorization: admin.basic },
+    );
+    expect(gql.json().data).toEqual({ webhookInvocations: { edges: [{ node: { id: invocation.id, status: 'SUCCESS', attempts: 3 } }] }, webhookInvocationAttempts: [{ statusCode: 503 }, { statusCode: 503 }, { statusCode: 200 }] });
+
+    // another account's admin: 404; an agent of this one: 403
+    const stranger = await ctx.createUser(await ctx.createAccount(), 'admin');
+    const agent = await ctx.createUser(admin.accountId, 'agent');
+    for (const url of [`/webhooks/${id}/invocations`, `/webhooks/${id}/invocations/${invocation.id}/attempts`]) {
+      expect((await rest('GET', url, undefined, stranger)).statusCode).toBe(404);
+      expect((await rest('GET', url, undefined, agent)).statusCode).toBe(403);
+    }
     await rest('DELETE', `/webhooks/${id}`);
   });
 

@@ -18,6 +18,7 @@ import { repositories } from './repositories';
 import { SigningSecretBox } from './webhooks/signing-secret';
 import { WebhookService } from './webhooks/webhook.service';
 import { WebhookDeliveryService } from './webhooks/webhook-delivery.service';
+import { WebhookInvocationService } from './webhooks/webhook-invocation.service';
 
 interface ServiceOptions {
   db: Pick<Db, 'sql' | 'transaction'>;
@@ -64,6 +65,8 @@ export function createServices(options: ServiceOptions) {
     webhooks: new WebhookService(db, repos.webhooks, repositories, box, endpointPolicy),
     /** webhook deliveries: the fan-out, the attempts, the breaker (run by the jobs of src/jobs/webhook-deliveries.ts) */
     webhookDeliveries: new WebhookDeliveryService(db, repos, repositories, box, endpointPolicy),
+    /** what webhooks sent: invocations and attempts */
+    webhookInvocations: new WebhookInvocationService(repos.webhooks, repos.invocations),
     /** the jobs table, for the background engine (src/jobs/engine.ts) */
     jobs: repos.jobs,
   };

@@ -70,6 +70,21 @@ function toAttempt(r: AttemptRow): AttemptRecord {
   return { id: BigInt(r.id), invocationId: BigInt(r.invocation_id), startedAt: r.started_at, durationMs: r.duration_ms, statusCode: r.status_code, error: r.error, response: r.response };
 }
 
+/** The WHERE (alias i) of a webhook's invocations of the filter; its parameters are appended (they are $2, $3, …). */
+function filterSql(webhookId: bigint, filter: InvocationFilter, params: unknown[]): string {
+  params.push(String(webhookId));
+  let where = 'i.account_id = $1 AND i.webhook_id = $2';
+  if (filter.status !== undefined) {
+    params.push(filter.status);
+    where += ` AND i.status = $${params.length + 1}`;
+  }
+  if (filter.eventType !== undefined) {
+    params.push(filter.eventType);
+    where += ` AND i.event_type = $${params.length + 1}`;
+  }
+  return where;
+}
+
 export class WebhookInvocationRepository {
   constructor(private readonly db: TenantSql) {}
 
@@ -205,16 +220,8 @@ export class WebhookInvocationRepository {
   /** The webhook's invocations of the filter, id ascending (oldest first), a keyset page forward (after) or backward (before). */
   async listKeyset(scope: AccountScope, webhookId: bigint, filter: InvocationFilter, page: KeysetPage): Promise<PageResult<InvocationRecord>> {
     const backward = page.before !== undefined;
-    const params: unknown[] = [String(webhookId)];
-    let where = 'i.account_id = $1 AND i.webhook_id = $2';
-    if (filter.status !== undefined) {
-      params.push(filter.status);
-      where += ` AND i.status = $${params.length + 1}`;
-    }
-    if (filter.eventType !== undefined) {
-      params.push(filter.eventType);
-      where += ` AND i.event_type = $${params.length + 1}`;
-    }
+    const params: unknown[] = [];
+    let where = filterSql(webhookId, filter, params);
     if (backward || page.after !== undefined) {
       params.push(String(backward ? page.before : page.after));
       where += ` AND i.id ${backward ? '<' : '>'} $${params.length + 1}`;
@@ -226,6 +233,12 @@ export class WebhookInvocationRepository {
       params,
     );
     return keysetPageOf(rows, page, backward, toRecord);
+  }
+
+  async count(scope: AccountScope, webhookId: bigint, filter: InvocationFilter = {}): Promise<number> {
+    const params: unknown[] = [];
+    const [row] = await this.db.query<{ n: Int8 }>(scope, `SELECT count(*) AS n FROM webhook_invocations i WHERE ${filterSql(webhookId, filter, params)}`, params);
+    return Number(row.n);
   }
 
   /** The attempts of an invocation of the scope, oldest first. */
