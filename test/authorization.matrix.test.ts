@@ -90,6 +90,7 @@ const RULES: Record<string, TypeRules> = {
       updateWebhook: write('admin'),
       deleteWebhook: write('admin'),
       resetWebhookSigningSecret: write('admin'),
+      testWebhook: write('admin'),
     },
   },
   // a token shows its own scalar fields; its client only as oauthClient(id) would, its user as `me` or an admin would
@@ -133,10 +134,11 @@ const RULES: Record<string, TypeRules> = {
   WebhookInvocation: { inherit: 'id webhookId eventId eventType status attempts reason createdAt updatedAt completedAt' },
   WebhookInvocationConnection: { inherit: 'edges pageInfo totalCount' },
   WebhookInvocationEdge: { inherit: 'cursor node' },
+  WebhookTestResponse: { inherit: 'status body error' },
   WebhookInvocationAttempt: { inherit: 'id invocationId startedAt durationMs statusCode error response' },
 };
 
-const WEBHOOK_INPUT = '{ name: "matrix", endpoint: "https://hooks.example.com/m", httpMethod: POST, requestFormat: JSON, status: ACTIVE }';
+const WEBHOOK_INPUT = '{ name: "matrix", endpoint: "http://127.0.0.1:9/m", httpMethod: POST, requestFormat: JSON, status: ACTIVE }';
 
 type Principal = 'admin' | 'agent' | 'endUser' | 'impersonated';
 type Credential = 'basic' | 'read' | 'writeOnly' | 'invalidScope';
@@ -320,6 +322,7 @@ describe('authorization matrix: every field path up to depth 3 × every kind of 
       case 'webhook':
       case 'webhookSigningSecret':
       case 'resetWebhookSigningSecret':
+      case 'testWebhook':
         return `(id: "${webhookId}")`;
       case 'webhookInvocations':
         return `(webhookId: "${webhookId}")`;

@@ -183,6 +183,42 @@ describe('webhook deliveries (docs/api.md, "Webhook deliveries")', () => {
     for (const h of [a, b]) await rest('DELETE', `/webhooks/${h.id}`);
   });
 
+  it('POST /webhooks/{id}/test sends a signed test event now and answers what the receiver said; another account 404, an agent 403', async () => {
+    const r = await open([{ status: 418, body: 'teapot '.repeat(300) }]);
+    const { id, secret } = await hook(r.url, { status: 'inactive' });
+    const res = await rest('POST', `/webhooks/${id}/test`);
+    expect(res.statusCode).toBe(200);
+    expect(res.json()).toEqual({ response: { status: 418, body: 'teapot '.repeat(300).slice(0, 1024), error: null } });
+    expect(r.received).toHaveLength(1);
+    const payload = new Webhook(standardWebhooksSecret(secret)).verify(r.received[0].body, r.received[0].headers as Record<string, string>) as Record<string, any>;
+    expect(payload).toMatchObject({ type: 'zen:event-type:webhook.test', subject: `zen:webhook:${id}`, detail: { id } });
+    // nothing recorded
+    expect(await invocations(id)).toEqual([]);
+    const stranger = await ctx.createUser(await ctx.createAccount(), 'admin');
+    expect((await rest('POST', `/webhooks/${id}/test`, undefined, stranger)).statusCode).toBe(404);
+    expect((await rest('POST', `/webhooks/${id}/test`, undefined, await ctx.createUser(admin.accountId, 'agent'))).statusCode).toBe(403);
+    expect(r.received).toHaveLength(1);
+    await rest('DELETE', `/webhooks/${id}`);
+  });
+
+  it('the production guard refuses, at send time, an endpoint that now points at a private address', async () => {
+    const strict = await createTestApp({ webhookAllowPrivateEndpoints: false });
+    closers.push(() => strict.close());
+    const r = await open();
+    const owner = await strict.createUser(await strict.createAccount(), 'admin');
+    const created = await strict.inject({
+      method: 'POST', url: '/api/v2/webhooks', headers: { authorization: owner.basic, 'content-type': 'application/json' },
+      payload: { webhook: { name: 'Public', endpoint: 'https://1.1.1.1/hook', http_method: 'POST', request_format: 'json', status: 'active', subscriptions: [CREATED] } },
+    });
+    expect(created.statusCode).toBe(201);
+    // what a name that resolves elsewhere later amounts to: the endpoint reaches a loopback receiver
+    await strict.db.sql('UPDATE webhooks SET endpoint = $1 WHERE id = $2', [r.url, created.json().webhook.id]);
+    const res = await strict.inject({ method: 'POST', url: `/api/v2/webhooks/${created.json().webhook.id}/test`, headers: { authorization: owner.basic } });
+    expect(res.statusCode).toBe(200);
+    expect(res.json().response).toMatchObject({ status: null, body: null, error: expect.stringMatching(/127\.0\.0\.1/) });
+    expect(r.received).toHaveLength(0);
+  });
+
   it('10 failures in a row pause the webhook (deliveries wait); a successful probe closes it', async () => {
     let healthy = false;
     const answers: number[] = [];

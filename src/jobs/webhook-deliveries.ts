@@ -1,20 +1,15 @@
 import type { Services } from '../domain/services';
 import { EVENT_PUBLISHED_JOB } from '../domain/events/event-log.repository';
-import { WEBHOOK_DELIVER_JOB, type Delivery } from '../domain/webhooks/webhook-delivery.service';
+import { DELIVERY_TIMEOUT_MS, deliveryRequest, WEBHOOK_DELIVER_JOB } from '../domain/webhooks/webhook-delivery.service';
 import type { ClaimedJob } from '../domain/jobs/job.repository';
 import { MAX_ATTEMPTS, retryDelaySeconds, verdictOf } from '../webhooks/delivery-policy';
 import { attempt } from '../webhooks/http-attempt';
-import { signatureHeaders } from '../webhooks/signing';
 import { FinalJobError, RetryJobLater, type JobEngine } from './engine';
 
 // The two jobs of webhook deliveries (docs/api.md, "Webhook deliveries"):
 // event.published fans an event out to the subscribed webhooks (one invocation and one
 // webhook.deliver job each, in one transaction), and webhook.deliver sends one
 // invocation: signed, guarded, within 12 s, retried on the policy's schedule.
-
-/** A delivery's request gets an answer within this, or counts as failed (the job's 60 s lease is longer). */
-export const DELIVERY_TIMEOUT_MS = 12_000;
-export const USER_AGENT = 'helpdesk-oauth-voice webhooks';
 
 export interface WebhookDeliveryOptions {
   /** seconds before the next attempt after `failed` failed attempts (default: the policy's schedule); tests shorten it */
@@ -26,22 +21,6 @@ function ids(job: ClaimedJob, field: string): { accountId: bigint; id: string } 
   const id = job.payload[field];
   if (job.accountId === null || typeof id !== 'string') throw new FinalJobError(`${job.kind}: no account or ${field}`);
   return { accountId: job.accountId, id };
-}
-
-/** The request of a delivery: the event envelope as JSON, signed; webhook-id is the invocation (the same on every retry). */
-export function deliveryRequest(delivery: Delivery, at: Date) {
-  const body = JSON.stringify(delivery.envelope);
-  const { webhook, invocation } = delivery.target;
-  return {
-    url: webhook.endpoint,
-    method: webhook.httpMethod,
-    body,
-    headers: {
-      'content-type': 'application/json; charset=utf-8',
-      'user-agent': USER_AGENT,
-      ...signatureHeaders({ secret: delivery.secret, body, messageId: String(invocation.id), at }),
-    },
-  };
 }
 
 export function registerWebhookDeliveries(engine: JobEngine, services: Services, options: WebhookDeliveryOptions = {}): void {
@@ -62,7 +41,9 @@ export function registerWebhookDeliveries(engine: JobEngine, services: Services,
       const wait = await deliveries.gate(accountId, delivery.target.webhook);
       if (wait) throw new RetryJobLater('the webhook is paused (circuit breaker)', Math.max(0.05, (wait.getTime() - Date.now()) / 1000));
       const startedAt = new Date();
-      const result = await attempt({ ...deliveryRequest(delivery, startedAt), timeoutMs: options.timeoutMs ?? DELIVERY_TIMEOUT_MS, check: deliveries.addressCheck, signal });
+      const { target, envelope, secret } = delivery;
+      const request = deliveryRequest(target.webhook, envelope, secret, String(target.invocation.id), startedAt);
+      const result = await attempt({ ...request, timeoutMs: options.timeoutMs ?? DELIVERY_TIMEOUT_MS, check: deliveries.addressCheck, signal });
       if (signal.aborted) throw new Error('stopped during the request');
       const verdict = verdictOf(result);
       const made = delivery.target.invocation.attempts + 1;

@@ -2,6 +2,7 @@ import { Type } from 'typebox';
 import {
   RestListWebhookInvocationAttemptsDocument,
   RestListWebhookInvocationsDocument,
+  RestTestWebhookDocument,
   type RestWebhookInvocationFragment,
   type WebhookInvocationStatus,
 } from '../generated/graphql';
@@ -9,7 +10,7 @@ import { INVOCATION_STATUSES } from '../domain/webhooks/webhook-invocation.repos
 import { defineRoute, type AnyRestRoute } from './adapter';
 import { isoSeconds } from './body';
 import { cursorPageFields, cursorVariables } from './pagination';
-import { answer, errorResponses, INVALID, IdParams, Nullable, NullableTimestamp, PageFields, PageQuery, QueryString, StringEnum, Timestamp } from './schemas';
+import { answer, errorResponses, IgnoredBody, INVALID, IdParams, Nullable, NullableTimestamp, PageFields, PageQuery, QueryString, StringEnum, Timestamp } from './schemas';
 
 // What a webhook sent (docs/api.md, "Webhook deliveries"), in the shape of Zendesk's
 // List Webhook Invocations and List Webhook Invocation Attempts: admins, kept 7 days.
@@ -61,6 +62,20 @@ const ListQuery = Type.Object({
   'page[before]': PageQuery['page[before]'],
 });
 
+const TestAnswer = Type.Object(
+  {
+    response: Type.Object(
+      {
+        status: Nullable(Type.Integer(), { description: "The receiver's HTTP status; null when it gave none" }),
+        body: Nullable(Type.String(), { description: "The first KB of the answer's body" }),
+        error: Nullable(Type.String(), { description: 'Why there was no answer (connection error, timeout, refused address)' }),
+      },
+      { additionalProperties: false },
+    ),
+  },
+  { additionalProperties: false, title: 'WebhookTestResponse' },
+);
+
 const AttemptParams = Type.Object({ id: IdParams.properties.id, invocation_id: IdParams.properties.id });
 
 export const webhookInvocationRoutes: AnyRestRoute[] = [
@@ -110,5 +125,21 @@ export const webhookInvocationRoutes: AnyRestRoute[] = [
         })),
       },
     }),
+  }),
+  defineRoute({
+    method: 'POST',
+    paths: ['/webhooks/:id/test'],
+    document: RestTestWebhookDocument,
+    schema: {
+      operationId: 'testWebhook', summary: 'Test a webhook', tags: TAGS,
+      description:
+        "Sends a test event (type zen:event-type:webhook.test) to the webhook now, whatever its status, signed and checked by the endpoint guard like a delivery, within 12 s; " +
+        "answers the receiver's status and the first KB of its body (status null and an error when it gave no answer). Nothing is recorded. A body is ignored. Admins.",
+      params: IdParams,
+      body: IgnoredBody,
+      response: { 200: answer(TestAnswer, "The receiver's answer"), ...errorResponses({ id: true, body: 'ignored' }) },
+    },
+    variables: (req) => ({ id: req.params.id }),
+    respond: (data) => ({ status: 200, body: { response: { status: data.testWebhook.status ?? null, body: data.testWebhook.body ?? null, error: data.testWebhook.error ?? null } } }),
   }),
 ];

@@ -1,7 +1,14 @@
+import { randomUUID } from 'node:crypto';
 import { tenantTransaction } from '../../db/tenant-sql';
 import { afterAttempt, breakerGate, type BreakerState } from '../../webhooks/delivery-policy';
 import { recordAudit, systemActor } from '../audit/audit-log.repository';
-import type { EventEnvelope } from '../events/event-log.repository';
+import { attempt } from '../../webhooks/http-attempt';
+import { signatureHeaders } from '../../webhooks/signing';
+import type { Viewer } from '../auth/viewer';
+import { accountScope } from '../authorization';
+import { NotFoundError } from '../errors';
+import { parseId } from '../ids';
+import { ZENDESK_EVENT_VERSION, type EventEnvelope } from '../events/event-log.repository';
 import type { JobRepository } from '../jobs/job.repository';
 import type { Repositories, RepositoryFactory, Transactions } from '../repositories';
 import { addressGuard, type EndpointPolicy } from './endpoint-guard';
@@ -18,6 +25,30 @@ export const WEBHOOK_DELIVER_JOB = 'webhook.deliver';
 const DELIVER_JOB_MAX_ATTEMPTS = 100_000;
 /** How long the half-open breaker's probe holds the others back: past the request's timeout. */
 const PROBE_HOLD_SECONDS = 30;
+
+/** A delivery's request gets an answer within this, or counts as failed (the job's 60 s lease is longer). */
+export const DELIVERY_TIMEOUT_MS = 12_000;
+export const USER_AGENT = 'helpdesk-oauth-voice webhooks';
+/** The type of the event a test sends (POST /webhooks/{id}/test). */
+export const TEST_EVENT_TYPE = 'zen:event-type:webhook.test';
+
+/** What a test send got: the receiver's status and the first KB of its answer, or why there was none. */
+export interface TestResult {
+  status: number | null;
+  body: string | null;
+  error: string | null;
+}
+
+/** A webhook's request for an envelope: the envelope as JSON, signed; `messageId` is the webhook-id header (the same on every retry). */
+export function deliveryRequest(webhook: { endpoint: string; httpMethod: string }, envelope: EventEnvelope, secret: string, messageId: string, at: Date) {
+  const body = JSON.stringify(envelope);
+  return {
+    url: webhook.endpoint,
+    method: webhook.httpMethod,
+    body,
+    headers: { 'content-type': 'application/json; charset=utf-8', 'user-agent': USER_AGENT, ...signatureHeaders({ secret, body, messageId, at }) },
+  };
+}
 
 /** A delivery, ready to send: the invocation, its webhook, the event and the signing secret. */
 export interface Delivery {
@@ -71,6 +102,26 @@ export class WebhookDeliveryService {
     const envelope = await this.repos.events.find(scope, target.invocation.eventId);
     if (!envelope) return { end: 'the event is no longer kept' };
     return { target: target as Delivery['target'], envelope, secret: this.box.open(accountId, target.webhook.sealedSecret) };
+  }
+
+  /**
+   * Sends a test event to the webhook now (whatever its status), through the same guard
+   * and signature as a delivery; nothing is recorded and the breaker is not consulted.
+   */
+  async test(viewer: Viewer, rawId: unknown): Promise<TestResult> {
+    const scope = accountScope(viewer);
+    const id = parseId(rawId);
+    const webhook = id === null ? null : await this.repos.webhooks.find(scope, id);
+    const sealed = webhook && (await this.repos.webhooks.readSecret(scope, webhook.id));
+    if (!webhook || !sealed) throw new NotFoundError();
+    const at = new Date();
+    const envelope: EventEnvelope = {
+      type: TEST_EVENT_TYPE, account_id: Number(viewer.accountId), id: randomUUID(), time: at.toISOString().replace(/\.\d{3}Z$/, 'Z'),
+      zendesk_event_version: ZENDESK_EVENT_VERSION, subject: `zen:webhook:${webhook.id}`, detail: { id: String(webhook.id), name: webhook.name }, event: {},
+    };
+    const request = deliveryRequest(webhook, envelope, this.box.open(viewer.accountId, sealed), envelope.id, at);
+    const result = await attempt({ ...request, timeoutMs: DELIVERY_TIMEOUT_MS, check: this.addressCheck });
+    return result.kind === 'response' ? { status: result.status, body: result.body, error: null } : { status: null, body: null, error: result.reason };
   }
 
   /** Ends an invocation without a request (its webhook inactive or deleted). */

@@ -1,9 +1,9 @@
-import { Arg, Args, Ctx, ID, Query, Resolver } from 'type-graphql';
+import { Arg, Args, Ctx, ID, Mutation, Query, Resolver } from 'type-graphql';
 import { pageRequest, readPage } from '../../domain/pagination';
 import { Allow } from '../auth-checker';
 import { connectionOf } from '../connection';
 import type { GraphQLContext } from '../context';
-import { WebhookInvocation, WebhookInvocationAttempt, WebhookInvocationConnection, WebhookInvocationsArgs } from '../types/webhook-invocation.types';
+import { WebhookInvocation, WebhookInvocationAttempt, WebhookInvocationConnection, WebhookInvocationsArgs, WebhookTestResponse } from '../types/webhook-invocation.types';
 
 /** What webhooks sent (docs/api.md, "Webhook deliveries"): admins, as webhooks.read. */
 @Resolver(() => WebhookInvocation)
@@ -24,5 +24,11 @@ export class WebhookInvocationResolver {
     @Ctx() { viewer, services }: GraphQLContext,
   ): Promise<WebhookInvocationAttempt[]> {
     return (await services.webhookInvocations.attempts(viewer!, webhookId, invocationId)).map(WebhookInvocationAttempt.from);
+  }
+
+  @Allow('webhooks.write')
+  @Mutation(() => WebhookTestResponse, { description: 'Sends a test event (zen:event-type:webhook.test) to the webhook now, signed and guarded like a delivery, and returns the answer; NOT_FOUND when there is no such webhook' })
+  async testWebhook(@Arg('id', () => ID, { description: "The webhook's id" }) id: string, @Ctx() { viewer, services }: GraphQLContext): Promise<WebhookTestResponse> {
+    return WebhookTestResponse.from(await services.webhookDeliveries.test(viewer!, id));
   }
 }

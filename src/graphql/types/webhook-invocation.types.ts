@@ -1,4 +1,5 @@
 import { ArgsType, Field, ID, Int, ObjectType, registerEnumType } from 'type-graphql';
+import type { TestResult } from '../../domain/webhooks/webhook-delivery.service';
 import type { AttemptRecord, InvocationRecord } from '../../domain/webhooks/webhook-invocation.service';
 import { Connection, CursorPageArgs } from '../connection';
 
@@ -66,5 +67,16 @@ export class WebhookInvocationAttempt {
     return Object.assign(new WebhookInvocationAttempt(), {
       id: String(r.id), invocationId: String(r.invocationId), startedAt: r.startedAt, durationMs: r.durationMs, statusCode: r.statusCode, error: r.error, response: r.response,
     });
+  }
+}
+
+@ObjectType({ simpleResolvers: true, description: 'What the receiver answered to a test event' })
+export class WebhookTestResponse {
+  @Field(() => Int, { nullable: true, description: "The receiver's HTTP status; null when it gave none" }) status!: number | null;
+  @Field(() => String, { nullable: true, description: "The first KB of the answer's body; null when there was no answer" }) body!: string | null;
+  @Field(() => String, { nullable: true, description: 'Why there was no answer (connection error, timeout, refused address); null when there was one' }) error!: string | null;
+
+  static from(r: TestResult): WebhookTestResponse {
+    return Object.assign(new WebhookTestResponse(), r);
   }
 }
