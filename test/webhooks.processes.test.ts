@@ -69,6 +69,6 @@ describeOnPostgres('webhook deliveries across server processes', () => {
     expect([...received.values()].filter((n) => n !== 1)).toEqual([]);
     const invocations = await fetch(`${b.url}/api/v2/webhooks/${hook.webhook.id}/invocations?filter[status]=success&page[size]=100`, { headers: { authorization: bearer } });
     expect(invocations.status).toBe(200);
-    expect((await invocations.json()).invocations).toHaveLength(100);
+    expect(((await invocations.json()) as { invocations: unknown[] }).invocations).toHaveLength(100);
   });
 });
