@@ -114,6 +114,9 @@ const RULES: Record<string, TypeRules> = {
   },
   AuditLogConnection: { inherit: 'edges pageInfo totalCount' },
   AuditLogEdge: { inherit: 'cursor node' },
+  // live events (over WebSocket: test/subscriptions.test.ts runs this gate for each kind of caller it names)
+  Subscription: { inherit: '', gates: { accountEvents: read('admin') } },
+  AccountEvent: { inherit: 'id type subject time detail event zendeskEventVersion' },
 };
 
 type Principal = 'admin' | 'agent' | 'endUser' | 'impersonated';

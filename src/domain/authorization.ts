@@ -59,6 +59,8 @@ const POLICY = {
   /** the account's settings (omnichannel routing) */
   'account.read': rule(['admin'], 'read'),
   'account.write': rule(['admin'], 'write'),
+  /** the account's events, live (GraphQL subscription accountEvents): admins with `read`, as webhooks are admins' */
+  'events.read': rule(['admin'], 'read'),
 } as const satisfies Record<string, Rule>;
 
 export type Permission = keyof typeof POLICY;

@@ -53,6 +53,8 @@ export function createServices(options: ServiceOptions) {
     auditLogs: new AuditLogService(repos.auditLogs),
     /** the jobs table, for the background engine (src/jobs/engine.ts) */
     jobs: repos.jobs,
+    /** the events, for the live feed of subscriptions (src/domain/events/event-feed.ts) */
+    eventLog: repos.eventLog,
   };
 }
 
