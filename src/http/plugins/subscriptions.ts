@@ -105,7 +105,11 @@ export function subscriptionsHandler(options: SubscriptionsOptions): WebsocketHa
       }
       const errors = validate(schema, document, rules);
       if (errors.length > 0) return errors.map((e) => new GraphQLError(e.message, { nodes: e.nodes, extensions: { code: 'GRAPHQL_VALIDATION_FAILED' } }));
-      if (getOperationAST(document, payload.operationName)?.operation !== 'subscription') {
+      const operation = getOperationAST(document, payload.operationName);
+      if (!operation) {
+        return refused(payload.operationName ? `Unknown operation named "${payload.operationName.slice(0, 100)}"` : 'Must provide operation name if query contains multiple operations');
+      }
+      if (operation.operation !== 'subscription') {
         return refused(new BadRequestError('Only subscriptions run over WebSocket: send queries and mutations to POST /graphql').message);
       }
       const contextValue: GraphQLContext = {
