@@ -168,6 +168,12 @@ describe('accountEvents', () => {
     expect(subs.every((s) => s.ended() === undefined)).toBe(true);
   });
 
+  it('answers a subscription sent over HTTP with BAD_REQUEST, never an internal error', async () => {
+    const res = await ctx.graphql('subscription { accountEvents { id } }', {}, { authorization: adminA.basic });
+    expect(res.json().errors[0]).toMatchObject({ message: expect.stringMatching(/WebSocket/), extensions: { code: 'BAD_REQUEST' } });
+    expect(ctx.logs.join('\n')).not.toMatch(/graphql resolver error/);
+  });
+
   it('refuses queries over WebSocket (they run over HTTP)', async () => {
     const { client } = connect({ authorization: adminA.basic });
     const result = await subscribe(client, {}, '{ me { email } }').next();

@@ -1,4 +1,4 @@
-import { Arg, Resolver, Root, Subscription, type SubscribeResolverData } from 'type-graphql';
+import { Arg, Ctx, Resolver, Root, Subscription, type SubscribeResolverData } from 'type-graphql';
 import { authorize } from '../../domain/authorization';
 import { BadRequestError, Validator } from '../../domain/errors';
 import type { EventEnvelope } from '../../domain/events/event-log.repository';
@@ -12,9 +12,12 @@ import { AccountEvent } from '../types/event.types';
  * events"). Subscribing asks the policy once; the field's @Allow asks it again
  * for every event, with the viewer as last authenticated.
  */
+/** A subscription sent to POST /graphql: Apollo runs its field once, with no event. */
+const overHttp = () => new BadRequestError('Subscriptions run over WebSocket (graphql-ws) on /graphql, not over HTTP');
+
 function subscribeToEvents({ args, context }: SubscribeResolverData<unknown, { types?: string[] | null }, GraphQLContext>): AsyncIterable<EventEnvelope> {
   const session = context.subscriber;
-  if (!session) throw new BadRequestError('Subscriptions run over WebSocket (graphql-ws) on /graphql');
+  if (!session) throw overHttp();
   authorize(context.viewer, 'events.read');
   const types = args.types;
   if (types === undefined || types === null) return session.subscribe(null);
@@ -34,8 +37,10 @@ export class EventResolver {
   })
   accountEvents(
     @Root() event: EventEnvelope,
-    @Arg('types', () => [String], { nullable: true, description: 'Only these event types (full names, e.g. zen:event-type:oauth_token.revoked); all when omitted' }) _types?: string[] | null,
+    @Arg('types', () => [String], { nullable: true, description: 'Only these event types (full names, e.g. zen:event-type:oauth_token.revoked); all when omitted' }) _types: string[] | null | undefined,
+    @Ctx() { subscriber }: GraphQLContext,
   ): AccountEvent {
+    if (!subscriber) throw overHttp();
     return AccountEvent.from(event);
   }
 }
