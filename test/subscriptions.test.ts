@@ -75,7 +75,7 @@ async function bearer(user: TestUser, scopes = ['read', 'write']) {
 }
 
 /** Waits until the server holds `n` subscriptions (graphql-ws does not acknowledge a subscribe), so that a change made next reaches them. */
-async function connected(_client: Client, n = 1) {
+async function live(n = 1) {
   await waitFor(() => ctx.app.eventFeed.subscriptionCount >= n);
 }
 
@@ -87,7 +87,7 @@ describe('accountEvents', () => {
     const { token } = await bearer(adminA);
     const { client } = connect({ authorization: `Bearer ${token}` });
     const sub = subscribe(client);
-    await connected(client);
+    await live();
     const started = Date.now();
     const created = await createClientRest(adminA, 'live-1');
     expect(created.statusCode).toBe(201);
@@ -105,7 +105,7 @@ describe('accountEvents', () => {
     const { token } = await bearer(adminA);
     const { client } = connect({ authorization: `Bearer ${token}` });
     const sub = subscribe(client, { types: ['zen:event-type:oauth_token.created'] });
-    await connected(client);
+    await live();
     const created = await createClientRest(adminA, 'live-types');
     const tok = await ctx.inject({ method: 'POST', url: '/api/v2/oauth/tokens', headers: { authorization: adminA.basic }, payload: { token: { client_id: created.json().id, scopes: ['read'] } } });
     expect(tok.statusCode).toBe(201);
@@ -139,7 +139,7 @@ describe('accountEvents', () => {
   it("never shows a subscriber of account B account A's events", async () => {
     const { client } = connect({ authorization: adminB.basic });
     const sub = subscribe(client);
-    await connected(client);
+    await live();
     expect((await createClientRest(adminA, 'in-a')).statusCode).toBe(201);
     const inB = await createClientRest(adminB, 'in-b');
     const event = (await sub.next()).data!.accountEvents;
@@ -151,7 +151,7 @@ describe('accountEvents', () => {
     const { token, id } = await bearer(adminA);
     const { client, closed } = connect({ authorization: `Bearer ${token}` });
     const sub = subscribe(client, { types: ['zen:event-type:oauth_client.created'] });
-    await connected(client);
+    await live();
     const revoked = await ctx.inject({ method: 'DELETE', url: `/api/v2/oauth/tokens/${id}`, headers: { authorization: adminA.basic } });
     expect(revoked.statusCode).toBe(204);
     expect((await createClientRest(adminA, 'after-revoke')).statusCode).toBe(201);
@@ -159,10 +159,26 @@ describe('accountEvents', () => {
     expect(sub.results.filter((r) => r.data)).toEqual([]);
   });
 
+  it('ends the subscription of an admin made an agent with FORBIDDEN, before the next event (Basic and Bearer)', async () => {
+    const demoted = await ctx.createUser(adminA.accountId, 'admin');
+    const { token } = await bearer(demoted);
+    const byBasic = subscribe(connect({ authorization: demoted.basic }).client, { types: ['zen:event-type:oauth_client.created'] });
+    const byToken = subscribe(connect({ authorization: `Bearer ${token}` }).client, { types: ['zen:event-type:oauth_client.created'] });
+    await live(2);
+    const res = await ctx.inject({ method: 'PUT', url: `/api/v2/users/${demoted.id}`, headers: { authorization: adminA.basic }, payload: { user: { role: 'agent' } } });
+    expect(res.statusCode).toBe(200);
+    expect((await createClientRest(adminA, 'after-demotion')).statusCode).toBe(201);
+    for (const sub of [byBasic, byToken]) {
+      const result = await sub.next();
+      expect(result.data ?? null).toBeNull();
+      expect(result.errors?.[0].extensions?.code).toBe('FORBIDDEN');
+    }
+  });
+
   it('refuses an 11th subscription on one connection', async () => {
     const { client } = connect({ authorization: adminA.basic });
     const subs = Array.from({ length: 10 }, () => subscribe(client));
-    await connected(client, 10);
+    await live(10);
     const eleventh = await subscribe(client).next();
     expect(eleventh.errors?.[0].message).toMatch(/At most 10 subscriptions/);
     expect(subs.every((s) => s.ended() === undefined)).toBe(true);
