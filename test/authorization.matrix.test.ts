@@ -52,6 +52,10 @@ const RULES: Record<string, TypeRules> = {
       // the audit log: admins (a token's `auditlogs:read` grants it too; this matrix's tokens carry read/write only)
       auditLogs: read('admin'),
       auditLog: read('admin'),
+      // webhooks and their signing secrets: admins
+      webhooks: read('admin'),
+      webhook: read('admin'),
+      webhookSigningSecret: read('admin'),
     },
   },
   Mutation: {
@@ -78,6 +82,10 @@ const RULES: Record<string, TypeRules> = {
       updatePhoneNumber: write('admin'),
       deletePhoneNumber: write('admin'),
       updateAccountSettings: write('admin'),
+      createWebhook: write('admin'),
+      updateWebhook: write('admin'),
+      deleteWebhook: write('admin'),
+      resetWebhookSigningSecret: write('admin'),
     },
   },
   // a token shows its own scalar fields; its client only as oauthClient(id) would, its user as `me` or an admin would
@@ -114,10 +122,16 @@ const RULES: Record<string, TypeRules> = {
   },
   AuditLogConnection: { inherit: 'edges pageInfo totalCount' },
   AuditLogEdge: { inherit: 'cursor node' },
+  Webhook: { inherit: 'id name description endpoint httpMethod requestFormat status subscriptions createdById updatedById createdAt updatedAt' },
+  WebhookConnection: { inherit: 'edges pageInfo totalCount' },
+  WebhookEdge: { inherit: 'cursor node' },
+  WebhookSigningSecret: { inherit: 'algorithm secret' },
   // live events (over WebSocket: test/subscriptions.test.ts runs this gate for each kind of caller it names)
   Subscription: { inherit: '', gates: { accountEvents: read('admin') } },
   AccountEvent: { inherit: 'id type subject time detail event zendeskEventVersion' },
 };
+
+const WEBHOOK_INPUT = '{ name: "matrix", endpoint: "https://hooks.example.com/m", httpMethod: POST, requestFormat: JSON, status: ACTIVE }';
 
 type Principal = 'admin' | 'agent' | 'endUser' | 'impersonated';
 type Credential = 'basic' | 'read' | 'writeOnly' | 'invalidScope';
@@ -207,6 +221,7 @@ describe('authorization matrix: every field path up to depth 3 × every kind of 
   let phoneNumberId: bigint;
   let auditLogId: bigint;
   let groupId: bigint;
+  let webhookId: string;
   let fresh = 0;
   /** Authorization headers, per caller; tokens are fresh for mutations (revokeCurrentOAuthToken kills them) */
   let headersFor: (principal: Principal, credential: Credential) => Promise<{ headers: Record<string, string>; ownTokenId: bigint }>;
@@ -234,6 +249,7 @@ describe('authorization matrix: every field path up to depth 3 × every kind of 
     const created = await ctx.graphql('mutation { createOAuthClient(input: { name: "audited", scopes: "read", redirectUris: ["https://example.com/cb"] }) { id } }', {}, { authorization: users.admin.basic });
     expect(created.json().errors).toBeUndefined();
     auditLogId = (await ctx.db.prisma.auditLog.findFirstOrThrow({ where: { accountId: account } })).id;
+    webhookId = (await ctx.graphql(`mutation { createWebhook(input: ${WEBHOOK_INPUT}) { id } }`, {}, { authorization: users.admin.basic })).json().data.createWebhook.id;
     await ctx.db.prisma.callbackRequest.create({
       data: { accountId: account, phoneNumberId, requesterPhoneNumber: '+14155552672', requestedGroupIds: [], routedGroupIds: [], createdById: users.agent.id },
     });
@@ -290,6 +306,16 @@ describe('authorization matrix: every field path up to depth 3 × every kind of 
         return `(id: "${self.id}", password: "${self.password}", previousPassword: "${self.password}")`;
       case 'group':
         return `(id: "${groupId}")`;
+      case 'webhook':
+      case 'webhookSigningSecret':
+      case 'resetWebhookSigningSecret':
+        return `(id: "${webhookId}")`;
+      case 'createWebhook':
+        return `(input: ${WEBHOOK_INPUT})`;
+      case 'updateWebhook':
+        return `(id: "${webhookId}", input: { name: "renamed" })`;
+      case 'deleteWebhook':
+        return `(id: "${(await ctx.graphql(`mutation { createWebhook(input: ${WEBHOOK_INPUT}) { id } }`, {}, { authorization: users.admin.basic })).json().data.createWebhook.id}")`;
       case 'createGroup':
         return '(input: { name: "matrix" })';
       case 'updateGroup':

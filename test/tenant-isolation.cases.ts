@@ -1,6 +1,6 @@
 import type { CrossTenantReason, TenantSql } from '../src/db/tenant-sql';
 import { recordAudit, systemActor } from '../src/domain/audit/audit-log.repository';
-import type { TenantFixture } from './helpers/tenant-fixtures';
+import { newWebhook, type TenantFixture } from './helpers/tenant-fixtures';
 
 // The isolation case of every repository method (test/tenant-isolation.test.ts
 // checks that the list is complete: a method without a case fails the suite).
@@ -72,6 +72,15 @@ export const CASES: Record<string, IsolationCase> = {
   'GroupRepository.insert': { writesOwn: true, run: (r, c) => r.insert(scope(c), { name: 'New', description: '' }), nothing: (res, t) => notOf(t)(res) },
   'GroupRepository.update': { run: (r, c, t) => r.update(scope(c), t.groupId, { name: 'Changed' }), nothing: null },
   'GroupRepository.delete': { run: (r, c, t) => r.delete(scope(c), t.groupId), nothing: null },
+
+  'WebhookRepository.find': { run: (r, c, t) => r.find(scope(c), t.webhookId), nothing: null },
+  'WebhookRepository.listKeyset': { run: (r, c) => r.listKeyset(scope(c), {}, { size: 100 }), nothing: (res, t) => noneOf(t, res.items) },
+  'WebhookRepository.count': { run: (r, c) => r.count(scope(c)), nothing: 1 },
+  'WebhookRepository.insert': { writesOwn: true, run: (r, c) => r.insert({ ...scope(c), createdBy: null }, newWebhook('isolation-new'), 50), nothing: (res, t) => notOf(t)(res) },
+  'WebhookRepository.update': { run: (r, c, t) => r.update({ ...scope(c), updatedBy: null }, t.webhookId, { name: 'Changed' }), nothing: null },
+  'WebhookRepository.delete': { run: (r, c, t) => r.delete(scope(c), t.webhookId), nothing: null },
+  'WebhookRepository.readSecret': { run: (r, c, t) => r.readSecret(scope(c), t.webhookId), nothing: null },
+  'WebhookRepository.replaceSecret': { run: (r, c, t) => r.replaceSecret({ ...scope(c), updatedBy: null }, t.webhookId, 'sealed-changed'), nothing: null },
 
   'PhoneNumberRepository.find': { run: (r, c, t) => r.find(scope(c), t.phoneId, true), nothing: null },
   'PhoneNumberRepository.list': { run: (r, c) => r.list(scope(c), page), nothing: (res, t) => noneOf(t, res) },

@@ -16,6 +16,7 @@ import { OAuthGrantRepository } from './oauth-server/oauth-grant.repository';
 import { OAuthGrantTokenRepository } from './oauth-tokens/oauth-grant-token.repository';
 import { OAuthTokenRepository } from './oauth-tokens/oauth-token.repository';
 import { PresentedTokenRepository } from './oauth-tokens/presented-token.repository';
+import { WebhookRepository } from './webhooks/webhook.repository';
 
 /**
  * Every repository, over one connection: the pool's (built once, by the
@@ -45,6 +46,7 @@ export function repositories(on: TenantSql) {
     auditLogs: new AuditLogRepository(on),
     /** the background engine's outbox: enqueued in the change's transaction */
     jobs: new JobRepository(on),
+    webhooks: new WebhookRepository(on),
     /** events in Zendesk's envelope (written with the audit records) */
     eventLog: new EventLogRepository(on),
   };

@@ -15,11 +15,18 @@ import { CursorCodec } from './pagination';
 import { OAuthServer } from './oauth-server/oauth-server.service';
 import { AuditLogService } from './audit/audit-log.service';
 import { repositories } from './repositories';
+import { SigningSecretBox } from './webhooks/signing-secret';
+import { WebhookService } from './webhooks/webhook.service';
 
 interface ServiceOptions {
   db: Pick<Db, 'sql' | 'transaction'>;
   hashKey: Buffer;
   limits: Limits;
+  /**
+   * WEBHOOK_ALLOW_PRIVATE_ENDPOINTS: whether webhooks may call plain http and private
+   * addresses. Absent (the CLI, the OpenAPI emitter), the guard is strict.
+   */
+  webhookAllowPrivateEndpoints?: boolean;
 }
 
 /**
@@ -51,6 +58,7 @@ export function createServices(options: ServiceOptions) {
     oauthTokens: new OAuthTokenService(repos.tokens, hashKey),
     cursors: new CursorCodec(hashKey),
     auditLogs: new AuditLogService(repos.auditLogs),
+    webhooks: new WebhookService(db, repos.webhooks, repositories, new SigningSecretBox(hashKey), { allowPrivate: options.webhookAllowPrivateEndpoints ?? false }),
     /** the jobs table, for the background engine (src/jobs/engine.ts) */
     jobs: repos.jobs,
     /** the events, for the live feed of subscriptions (src/domain/events/event-feed.ts) */

@@ -13,10 +13,11 @@ import { OAuthClientResolver } from './resolvers/oauth-client.resolver';
 import { CallbackRequestResolver } from './resolvers/callback-request.resolver';
 import { EventResolver } from './resolvers/event.resolver';
 import { OAuthClientTokensResolver, OAuthTokenResolver } from './resolvers/oauth-token.resolver';
+import { WebhookResolver } from './resolvers/webhook.resolver';
 
 const resolvers = [
   DirectoryResolver, UserResolver, GroupResolver, PhoneNumberResolver, AccountResolver,
-  OAuthClientResolver, OAuthTokenResolver, OAuthClientTokensResolver, CallbackRequestResolver, AuditLogResolver, EventResolver,
+  OAuthClientResolver, OAuthTokenResolver, OAuthClientTokensResolver, CallbackRequestResolver, AuditLogResolver, WebhookResolver, EventResolver,
 ] as const;
 
 // Subscriptions here return their own async iterators (src/domain/events/event-feed.ts);
@@ -42,7 +43,7 @@ export function buildGraphQLSchema(): GraphQLSchema {
     schema.getQueryType()!.description =
       'What you can read. Every field needs credentials (Authorization: Basic or Bearer), and says who may use it and what a token needs.';
     schema.getMutationType()!.description =
-      'What you can change. Each change is one transaction; changes to clients, tokens, users, groups, phone numbers and settings are recorded in the audit log. Every field says who may use it and what a token needs.';
+      'What you can change. Each change is one transaction; changes to clients, tokens, users, groups, phone numbers, settings and webhooks are recorded in the audit log. Every field says who may use it and what a token needs.';
     schema.getSubscriptionType()!.description =
       'What you can watch live, over WebSocket (graphql-ws) on /graphql, with credentials in the connection_init payload. Every field says who may use it and what a token needs.';
     describeAccess(schema);

@@ -55,7 +55,11 @@ export function basicHeader(email: string, password: string): string {
 }
 
 export async function createTestApp(
-  options: { limits?: Partial<Limits>; publicUrl?: string; graphqlIntrospection?: boolean; graphqlExecutor?: GraphQLExecutorKind; trustProxy?: string[]; subscriptionLimits?: Partial<SubscriptionLimits> } = {},
+  options: {
+    limits?: Partial<Limits>; publicUrl?: string; graphqlIntrospection?: boolean; graphqlExecutor?: GraphQLExecutorKind; trustProxy?: string[]; subscriptionLimits?: Partial<SubscriptionLimits>;
+    /** WEBHOOK_ALLOW_PRIVATE_ENDPOINTS: true by default, as outside production */
+    webhookAllowPrivateEndpoints?: boolean;
+  } = {},
 ): Promise<TestContext> {
   const db = await createTestDb();
   const logs: string[] = [];
@@ -67,7 +71,7 @@ export async function createTestApp(
   });
   const app = await buildApp({
     db,
-    services: createServices({ db, hashKey: TEST_HASH_KEY, limits: { ...DEFAULT_LIMITS, ...options.limits } }),
+    services: createServices({ db, hashKey: TEST_HASH_KEY, limits: { ...DEFAULT_LIMITS, ...options.limits }, webhookAllowPrivateEndpoints: options.webhookAllowPrivateEndpoints ?? true }),
     config: {
       hashKey: TEST_HASH_KEY,
       publicUrl: options.publicUrl,
