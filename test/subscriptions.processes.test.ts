@@ -112,4 +112,13 @@ describeOnPostgres('live events across two processes', () => {
     for (const id of others) expect(subjects).not.toContain(`zen:oauth_client:${id}`);
     expect(subjects.every((s) => [...probes, own].map((id) => `zen:oauth_client:${id}`).includes(s))).toBe(true);
   });
+
+  it('both stop on SIGTERM with exit code 0 while subscribers are connected', async () => {
+    const sub = subscriber(b, basicHeader(ADMIN.email, ADMIN.password));
+    clients.push(sub.client);
+    await untilLive(sub, a, ADMIN);
+    const started = Date.now();
+    expect(await Promise.all([a.stop(), b.stop()])).toEqual([0, 0]);
+    expect(Date.now() - started).toBeLessThan(10_000);
+  });
 });
