@@ -126,6 +126,9 @@ const RULES: Record<string, TypeRules> = {
   WebhookConnection: { inherit: 'edges pageInfo totalCount' },
   WebhookEdge: { inherit: 'cursor node' },
   WebhookSigningSecret: { inherit: 'algorithm secret' },
+  // live events (over WebSocket: test/subscriptions.test.ts runs this gate for each kind of caller it names)
+  Subscription: { inherit: '', gates: { accountEvents: read('admin') } },
+  AccountEvent: { inherit: 'id type subject time detail event zendeskEventVersion' },
 };
 
 const WEBHOOK_INPUT = '{ name: "matrix", endpoint: "https://hooks.example.com/m", httpMethod: POST, requestFormat: JSON, status: ACTIVE }';

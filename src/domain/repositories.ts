@@ -2,6 +2,7 @@ import type { Db } from '../db/create-db';
 import type { TenantSql } from '../db/tenant-sql';
 import { AuditLogRepository } from './audit/audit-log.repository';
 import { JobRepository } from './jobs/job.repository';
+import { EventLogRepository } from './events/event-log.repository';
 import { LoginRepository } from './auth/login.repository';
 import { CallbackRequestRepository } from './callback-requests/callback-request.repository';
 import { AccountRepository } from './directory/account.repository';
@@ -46,6 +47,8 @@ export function repositories(on: TenantSql) {
     /** the background engine's outbox: enqueued in the change's transaction */
     jobs: new JobRepository(on),
     webhooks: new WebhookRepository(on),
+    /** events in Zendesk's envelope (written with the audit records) */
+    eventLog: new EventLogRepository(on),
   };
 }
 

@@ -61,6 +61,8 @@ export function createServices(options: ServiceOptions) {
     webhooks: new WebhookService(db, repos.webhooks, repositories, new SigningSecretBox(hashKey), { allowPrivate: options.webhookAllowPrivateEndpoints ?? false }),
     /** the jobs table, for the background engine (src/jobs/engine.ts) */
     jobs: repos.jobs,
+    /** the events, for the live feed of subscriptions (src/domain/events/event-feed.ts) */
+    eventLog: repos.eventLog,
   };
 }
 
