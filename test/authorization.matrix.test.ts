@@ -136,6 +136,9 @@ const RULES: Record<string, TypeRules> = {
   WebhookInvocationEdge: { inherit: 'cursor node' },
   WebhookTestResponse: { inherit: 'status body error' },
   WebhookInvocationAttempt: { inherit: 'id invocationId startedAt durationMs statusCode error response' },
+  // live events (over WebSocket: test/subscriptions.test.ts runs this gate for each kind of caller it names)
+  Subscription: { inherit: '', gates: { accountEvents: read('admin') } },
+  AccountEvent: { inherit: 'id type subject time detail event zendeskEventVersion' },
 };
 
 const WEBHOOK_INPUT = '{ name: "matrix", endpoint: "http://127.0.0.1:9/m", httpMethod: POST, requestFormat: JSON, status: ACTIVE }';

@@ -104,6 +104,29 @@ run('GraphiQL at /graphiql in a real browser', () => {
     await page.getByRole('dialog').waitFor({ state: 'detached', timeout: 10_000 });
   });
 
+  it('runs a subscription over WebSocket with the Headers pane as credentials: an event shows after a change', async () => {
+    const sockets: string[] = [];
+    page.on('websocket', (ws) => sockets.push(ws.url()));
+    await queryEditor().click();
+    await page.keyboard.press('Control+A');
+    await page.keyboard.insertText('subscription Live { accountEvents { type subject } }');
+    // GraphiQL takes the operation's name from the editor a moment after typing (before, it would send the previous one's, "Me")
+    await page.waitForTimeout(500);
+    await page.locator('.graphiql-execute-button').click();
+    // the subscription is live once the server holds it (graphql-ws does not acknowledge a subscribe)
+    const deadline = Date.now() + 15_000;
+    while (ctx.app.eventFeed.subscriptionCount === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    const created = await ctx.inject({
+      method: 'POST', url: '/api/v2/oauth/clients', headers: { authorization: admin.basic },
+      payload: { name: 'Seen live', scopes: 'read', redirect_uris: 'https://live.example.com/cb' },
+    });
+    expect(created.statusCode).toBe(201);
+    await resultPane().getByText('zen:event-type:oauth_client.created').waitFor({ timeout: 15_000 });
+    expect(await resultPane().innerText()).toContain(`zen:oauth_client:${created.json().id}`);
+    expect(sockets).toEqual([`${base.replace(/^http/, 'ws')}/graphql`]);
+    await page.screenshot({ path: path.join(SHOTS, '8-graphiql-subscription.png') });
+  });
+
   it('needed nothing but this server: no CDN, no failed request, no script error, no policy violation', () => {
     expect(requests.filter((u) => !u.startsWith(`${base}/`) && !u.startsWith('data:'))).toEqual([]);
     expect(requests).toContain(`${base}/graphiql/assets/graphiql@4.1.2/graphiql.min.js`);

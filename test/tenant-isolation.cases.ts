@@ -140,6 +140,7 @@ export const CASES: Record<string, IsolationCase> = {
   'AuditLogRepository.listKeyset': { run: (r, c, t) => r.listKeyset(scope(c), { actorId: t.adminId }, 'desc', { size: 100, backward: false }), nothing: (res) => expect(res.items).toEqual([]) },
   'AuditLogRepository.count': { run: (r, c, t) => r.count(scope(c), { actorId: t.adminId }), nothing: 0 },
   'EventLogRepository.find': { run: (r, c, t) => r.find(scope(c), t.eventId), nothing: null },
+  'EventLogRepository.findPublished': { crossTenant: 'eventFeed', run: (r, _c, t) => r.findPublished(t.eventId) },
   recordAudit: {
     writesOwn: true, nothing: undefined,
     run: (_r, c, t, sql) => recordAudit(sql, systemActor(c.account), { action: 'update', sourceType: 'group', sourceId: t.groupId, sourceLabel: 'x', description: 'isolation' }),

@@ -62,6 +62,8 @@ const POLICY = {
   /** webhooks, their signing secrets included: admins, with `read`/`write` or the webhooks scope */
   'webhooks.read': rule(['admin'], 'read', 'webhooks'),
   'webhooks.write': rule(['admin'], 'write', 'webhooks'),
+  /** the account's events, live (GraphQL subscription accountEvents): admins with `read`, as webhooks are admins' */
+  'events.read': rule(['admin'], 'read'),
 } as const satisfies Record<string, Rule>;
 
 export type Permission = keyof typeof POLICY;

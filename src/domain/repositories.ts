@@ -2,6 +2,7 @@ import type { Db } from '../db/create-db';
 import type { TenantSql } from '../db/tenant-sql';
 import { AuditLogRepository } from './audit/audit-log.repository';
 import { JobRepository } from './jobs/job.repository';
+import { EventLogRepository } from './events/event-log.repository';
 import { LoginRepository } from './auth/login.repository';
 import { CallbackRequestRepository } from './callback-requests/callback-request.repository';
 import { AccountRepository } from './directory/account.repository';
@@ -17,7 +18,6 @@ import { OAuthTokenRepository } from './oauth-tokens/oauth-token.repository';
 import { PresentedTokenRepository } from './oauth-tokens/presented-token.repository';
 import { WebhookRepository } from './webhooks/webhook.repository';
 import { WebhookInvocationRepository } from './webhooks/webhook-invocation.repository';
-import { EventLogRepository } from './events/event-log.repository';
 
 /**
  * Every repository, over one connection: the pool's (built once, by the
@@ -50,7 +50,8 @@ export function repositories(on: TenantSql) {
     webhooks: new WebhookRepository(on),
     /** webhook deliveries: invocations, attempts, the breaker's columns */
     invocations: new WebhookInvocationRepository(on),
-    events: new EventLogRepository(on),
+    /** events in Zendesk's envelope (written with the audit records) */
+    eventLog: new EventLogRepository(on),
   };
 }
 

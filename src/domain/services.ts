@@ -69,6 +69,8 @@ export function createServices(options: ServiceOptions) {
     webhookInvocations: new WebhookInvocationService(repos.webhooks, repos.invocations),
     /** the jobs table, for the background engine (src/jobs/engine.ts) */
     jobs: repos.jobs,
+    /** the events, for the live feed of subscriptions (src/domain/events/event-feed.ts) */
+    eventLog: repos.eventLog,
   };
 }
 

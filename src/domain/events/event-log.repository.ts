@@ -98,6 +98,13 @@ interface SqlRow {
   id: string; account_id: Int8; type: string; subject: string; detail: Record<string, unknown>; event: Record<string, unknown>; time: Date; zendesk_event_version: string;
 }
 
+const SELECT = 'SELECT e.id, e.account_id, e.type, e.subject, e.detail, e.event, e.time, e.zendesk_event_version FROM events e';
+
+const envelope = (r: SqlRow): EventEnvelope => ({
+  type: r.type, account_id: Number(r.account_id), id: r.id, time: r.time.toISOString().replace(/\.\d{3}Z$/, 'Z'),
+  zendesk_event_version: r.zendesk_event_version, subject: r.subject, detail: r.detail, event: r.event,
+});
+
 /** Reads events (written only by the statements above). */
 export class EventLogRepository {
   constructor(private readonly db: TenantSql) {}
@@ -105,16 +112,18 @@ export class EventLogRepository {
   /** An event of the scope's account in Zendesk's envelope; null when unknown (or not a uuid). */
   async find(scope: AccountScope, id: string): Promise<EventEnvelope | null> {
     if (!UUID.test(id)) return null;
-    const [r] = await this.db.query<SqlRow>(
-      scope,
-      'SELECT e.id, e.account_id, e.type, e.subject, e.detail, e.event, e.time, e.zendesk_event_version FROM events e WHERE e.account_id = $1 AND e.id = $2::uuid',
-      [id],
-    );
-    return r
-      ? {
-          type: r.type, account_id: Number(r.account_id), id: r.id, time: r.time.toISOString().replace(/\.\d{3}Z$/, 'Z'),
-          zendesk_event_version: r.zendesk_event_version, subject: r.subject, detail: r.detail, event: r.event,
-        }
-      : null;
+    const [r] = await this.db.query<SqlRow>(scope, `${SELECT} WHERE e.account_id = $1 AND e.id = $2::uuid`, [id]);
+    return r ? envelope(r) : null;
+  }
+
+  /**
+   * A new event by the id its NOTIFY carried, whatever its account (the live
+   * feed reads it once for all subscribers, and hands it only to its account's);
+   * null when unknown.
+   */
+  async findPublished(id: string): Promise<EventEnvelope | null> {
+    if (!UUID.test(id)) return null;
+    const [r] = await this.db.crossTenant<SqlRow>('eventFeed', `${SELECT} WHERE e.id = $1::uuid`, [id]);
+    return r ? envelope(r) : null;
   }
 }

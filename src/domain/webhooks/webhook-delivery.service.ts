@@ -99,7 +99,7 @@ export class WebhookDeliveryService {
     if (!target || target.invocation.status === 'success' || target.invocation.status === 'failed') return null;
     if (!target.webhook) return { end: 'the webhook was deleted' };
     if (target.webhook.status !== 'active') return { end: 'the webhook is inactive' };
-    const envelope = await this.repos.events.find(scope, target.invocation.eventId);
+    const envelope = await this.repos.eventLog.find(scope, target.invocation.eventId);
     if (!envelope) return { end: 'the event is no longer kept' };
     return { target: target as Delivery['target'], envelope, secret: this.box.open(accountId, target.webhook.sealedSecret) };
   }
