@@ -93,10 +93,13 @@ const bearer = (token: string) => ({ authorization: `Bearer ${token}` });
 const EXEMPT_MUTATIONS: Record<string, string> = {
   // callback requests are customer traffic, like Zendesk tickets, not administration
   createCallbackRequest: 'customer traffic',
+  // sends a test request to the webhook and stores nothing (docs/api.md, "Webhook deliveries")
+  testWebhook: 'changes nothing',
 };
 /** REST routes of those mutations */
 const EXEMPT_ROUTES: Record<string, string> = {
   'POST /api/v2/channels/voice/callback_requests': 'customer traffic (createCallbackRequest)',
+  'POST /api/v2/webhooks/:id/test': 'changes nothing (testWebhook)',
 };
 
 /** Every GraphQL mutation, by its field name. */

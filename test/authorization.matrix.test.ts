@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { getNamedType, isObjectType, type GraphQLField, type GraphQLObjectType } from 'graphql';
 import { buildGraphQLSchema } from '../src/graphql/schema';
 import { createTestApp, insertToken, type TestContext, type TestUser } from './helpers/test-app';
@@ -56,6 +57,9 @@ const RULES: Record<string, TypeRules> = {
       webhooks: read('admin'),
       webhook: read('admin'),
       webhookSigningSecret: read('admin'),
+      // what webhooks sent: as webhooks are read
+      webhookInvocations: read('admin'),
+      webhookInvocationAttempts: read('admin'),
     },
   },
   Mutation: {
@@ -86,6 +90,7 @@ const RULES: Record<string, TypeRules> = {
       updateWebhook: write('admin'),
       deleteWebhook: write('admin'),
       resetWebhookSigningSecret: write('admin'),
+      testWebhook: write('admin'),
     },
   },
   // a token shows its own scalar fields; its client only as oauthClient(id) would, its user as `me` or an admin would
@@ -126,12 +131,17 @@ const RULES: Record<string, TypeRules> = {
   WebhookConnection: { inherit: 'edges pageInfo totalCount' },
   WebhookEdge: { inherit: 'cursor node' },
   WebhookSigningSecret: { inherit: 'algorithm secret' },
+  WebhookInvocation: { inherit: 'id webhookId eventId eventType status attempts reason createdAt updatedAt completedAt' },
+  WebhookInvocationConnection: { inherit: 'edges pageInfo totalCount' },
+  WebhookInvocationEdge: { inherit: 'cursor node' },
+  WebhookTestResponse: { inherit: 'status body error' },
+  WebhookInvocationAttempt: { inherit: 'id invocationId startedAt durationMs statusCode error response' },
   // live events (over WebSocket: test/subscriptions.test.ts runs this gate for each kind of caller it names)
   Subscription: { inherit: '', gates: { accountEvents: read('admin') } },
   AccountEvent: { inherit: 'id type subject time detail event zendeskEventVersion' },
 };
 
-const WEBHOOK_INPUT = '{ name: "matrix", endpoint: "https://hooks.example.com/m", httpMethod: POST, requestFormat: JSON, status: ACTIVE }';
+const WEBHOOK_INPUT = '{ name: "matrix", endpoint: "http://127.0.0.1:9/m", httpMethod: POST, requestFormat: JSON, status: ACTIVE }';
 
 type Principal = 'admin' | 'agent' | 'endUser' | 'impersonated';
 type Credential = 'basic' | 'read' | 'writeOnly' | 'invalidScope';
@@ -222,6 +232,7 @@ describe('authorization matrix: every field path up to depth 3 × every kind of 
   let auditLogId: bigint;
   let groupId: bigint;
   let webhookId: string;
+  let invocationId: bigint;
   let fresh = 0;
   /** Authorization headers, per caller; tokens are fresh for mutations (revokeCurrentOAuthToken kills them) */
   let headersFor: (principal: Principal, credential: Credential) => Promise<{ headers: Record<string, string>; ownTokenId: bigint }>;
@@ -250,6 +261,11 @@ describe('authorization matrix: every field path up to depth 3 × every kind of 
     expect(created.json().errors).toBeUndefined();
     auditLogId = (await ctx.db.prisma.auditLog.findFirstOrThrow({ where: { accountId: account } })).id;
     webhookId = (await ctx.graphql(`mutation { createWebhook(input: ${WEBHOOK_INPUT}) { id } }`, {}, { authorization: users.admin.basic })).json().data.createWebhook.id;
+    // an invocation of it with an attempt, so that the invocation lists have something to show
+    invocationId = (await ctx.db.prisma.webhookInvocation.create({
+      data: { accountId: account, webhookId: BigInt(webhookId), eventId: randomUUID(), eventType: 'zen:event-type:oauth_client.created', status: 'success', attempts: 1 },
+    })).id;
+    await ctx.db.prisma.webhookInvocationAttempt.create({ data: { accountId: account, invocationId, startedAt: new Date(), durationMs: 3, statusCode: 200, response: 'ok' } });
     await ctx.db.prisma.callbackRequest.create({
       data: { accountId: account, phoneNumberId, requesterPhoneNumber: '+14155552672', requestedGroupIds: [], routedGroupIds: [], createdById: users.agent.id },
     });
@@ -309,7 +325,12 @@ describe('authorization matrix: every field path up to depth 3 × every kind of 
       case 'webhook':
       case 'webhookSigningSecret':
       case 'resetWebhookSigningSecret':
+      case 'testWebhook':
         return `(id: "${webhookId}")`;
+      case 'webhookInvocations':
+        return `(webhookId: "${webhookId}")`;
+      case 'webhookInvocationAttempts':
+        return `(webhookId: "${webhookId}", invocationId: "${invocationId}")`;
       case 'createWebhook':
         return `(input: ${WEBHOOK_INPUT})`;
       case 'updateWebhook':

@@ -89,7 +89,7 @@ const SELF_OPS = new Set(['currentOAuthToken', 'revokeCurrentOAuthToken']);
  * caller's account ("own") or of another account ("foreign"). An ID argument
  * missing here fails the first test: add it when adding the field.
  */
-type Entity = 'client' | 'token' | 'phoneNumber' | 'group' | 'user' | 'auditLog' | 'webhook';
+type Entity = 'client' | 'token' | 'phoneNumber' | 'group' | 'user' | 'auditLog' | 'webhook' | 'invocation';
 const ID_ARGS: Record<string, Entity> = {
   'oauthClient.id': 'client',
   'updateOAuthClient.id': 'client',
@@ -116,9 +116,13 @@ const ID_ARGS: Record<string, Entity> = {
   'updateWebhook.id': 'webhook',
   'deleteWebhook.id': 'webhook',
   'resetWebhookSigningSecret.id': 'webhook',
+  'testWebhook.id': 'webhook',
+  'webhookInvocations.webhookId': 'webhook',
+  'webhookInvocationAttempts.webhookId': 'webhook',
+  'webhookInvocationAttempts.invocationId': 'invocation',
 };
-const FOREIGN: Record<Entity, 'otherClient' | 'otherToken' | 'otherPhoneNumber' | 'otherGroup' | 'otherUser' | 'otherAuditLog' | 'otherWebhook'> = {
-  client: 'otherClient', token: 'otherToken', phoneNumber: 'otherPhoneNumber', group: 'otherGroup', user: 'otherUser', auditLog: 'otherAuditLog', webhook: 'otherWebhook',
+const FOREIGN: Record<Entity, 'otherClient' | 'otherToken' | 'otherPhoneNumber' | 'otherGroup' | 'otherUser' | 'otherAuditLog' | 'otherWebhook' | 'otherInvocation'> = {
+  client: 'otherClient', token: 'otherToken', phoneNumber: 'otherPhoneNumber', group: 'otherGroup', user: 'otherUser', auditLog: 'otherAuditLog', webhook: 'otherWebhook', invocation: 'otherInvocation',
 };
 
 /** Field rules of each input object type (test/helpers/fuzz.ts). A type missing here fails the first test. */

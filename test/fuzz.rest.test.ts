@@ -197,6 +197,7 @@ function bodySpecs(fx: FuzzFixture): Record<string, BodySpec | 'ignored'> {
     'PATCH /webhooks/:id': { wrapper: 'webhook', fields: webhookFields },
     'DELETE /webhooks/:id': 'ignored',
     'POST /webhooks/:id/signing_secret': 'ignored',
+    'POST /webhooks/:id/test': 'ignored',
   };
 }
 

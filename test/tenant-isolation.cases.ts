@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import type { CrossTenantReason, TenantSql } from '../src/db/tenant-sql';
 import { recordAudit, systemActor } from '../src/domain/audit/audit-log.repository';
 import { newWebhook, type TenantFixture } from './helpers/tenant-fixtures';
@@ -81,6 +82,25 @@ export const CASES: Record<string, IsolationCase> = {
   'WebhookRepository.delete': { run: (r, c, t) => r.delete(scope(c), t.webhookId), nothing: null },
   'WebhookRepository.readSecret': { run: (r, c, t) => r.readSecret(scope(c), t.webhookId), nothing: null },
   'WebhookRepository.replaceSecret': { run: (r, c, t) => r.replaceSecret({ ...scope(c), updatedBy: null }, t.webhookId, 'sealed-changed'), nothing: null },
+
+  'WebhookInvocationRepository.fanOut': { run: (r, c, t) => r.fanOut(scope(c), t.eventId), nothing: [] },
+  'WebhookInvocationRepository.insertTest': { run: (r, c, t) => r.insertTest(scope(c), t.webhookId, randomUUID(), 'zen:event-type:webhook.test'), nothing: null },
+  'WebhookInvocationRepository.find': { run: (r, c, t) => r.find(scope(c), t.webhookId, t.invocationId), nothing: null },
+  'WebhookInvocationRepository.target': { run: (r, c, t) => r.target(scope(c), t.invocationId), nothing: null },
+  'WebhookInvocationRepository.recordAttempt': {
+    run: (r, c, t) => r.recordAttempt(scope(c), t.invocationId, { startedAt: new Date(), durationMs: 1, statusCode: 200, error: null, response: '' }, 'success', null),
+    nothing: false,
+  },
+  'WebhookInvocationRepository.fail': { run: (r, c, t) => r.fail(scope(c), t.invocationId, 'isolation'), nothing: false },
+  'WebhookInvocationRepository.lockBreaker': { run: (r, c, t) => r.lockBreaker(scope(c), t.webhookId), nothing: null },
+  'WebhookInvocationRepository.takeProbe': { run: (r, c, t) => r.takeProbe(scope(c), t.webhookId, new Date()), nothing: false },
+  'WebhookInvocationRepository.saveBreaker': {
+    run: (r, c, t) => r.saveBreaker(scope(c), t.webhookId, { consecutiveFailures: 10, failingSince: new Date(), openUntil: new Date() }, 'isolation'),
+    nothing: false,
+  },
+  'WebhookInvocationRepository.listKeyset': { run: (r, c, t) => r.listKeyset(scope(c), t.webhookId, {}, { size: 100 }), nothing: (res: any) => expect(res.items).toEqual([]) },
+  'WebhookInvocationRepository.count': { run: (r, c, t) => r.count(scope(c), t.webhookId), nothing: 0 },
+  'WebhookInvocationRepository.attempts': { run: (r, c, t) => r.attempts(scope(c), t.invocationId), nothing: [] },
 
   'PhoneNumberRepository.find': { run: (r, c, t) => r.find(scope(c), t.phoneId, true), nothing: null },
   'PhoneNumberRepository.list': { run: (r, c) => r.list(scope(c), page), nothing: (res, t) => noneOf(t, res) },

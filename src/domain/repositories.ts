@@ -17,6 +17,7 @@ import { OAuthGrantTokenRepository } from './oauth-tokens/oauth-grant-token.repo
 import { OAuthTokenRepository } from './oauth-tokens/oauth-token.repository';
 import { PresentedTokenRepository } from './oauth-tokens/presented-token.repository';
 import { WebhookRepository } from './webhooks/webhook.repository';
+import { WebhookInvocationRepository } from './webhooks/webhook-invocation.repository';
 
 /**
  * Every repository, over one connection: the pool's (built once, by the
@@ -47,6 +48,8 @@ export function repositories(on: TenantSql) {
     /** the background engine's outbox: enqueued in the change's transaction */
     jobs: new JobRepository(on),
     webhooks: new WebhookRepository(on),
+    /** webhook deliveries: invocations, attempts, the breaker's columns */
+    invocations: new WebhookInvocationRepository(on),
     /** events in Zendesk's envelope (written with the audit records) */
     eventLog: new EventLogRepository(on),
   };

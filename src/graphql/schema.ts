@@ -14,10 +14,11 @@ import { CallbackRequestResolver } from './resolvers/callback-request.resolver';
 import { EventResolver } from './resolvers/event.resolver';
 import { OAuthClientTokensResolver, OAuthTokenResolver } from './resolvers/oauth-token.resolver';
 import { WebhookResolver } from './resolvers/webhook.resolver';
+import { WebhookInvocationResolver } from './resolvers/webhook-invocation.resolver';
 
 const resolvers = [
   DirectoryResolver, UserResolver, GroupResolver, PhoneNumberResolver, AccountResolver,
-  OAuthClientResolver, OAuthTokenResolver, OAuthClientTokensResolver, CallbackRequestResolver, AuditLogResolver, WebhookResolver, EventResolver,
+  OAuthClientResolver, OAuthTokenResolver, OAuthClientTokensResolver, CallbackRequestResolver, AuditLogResolver, WebhookResolver, WebhookInvocationResolver, EventResolver,
 ] as const;
 
 // Subscriptions here return their own async iterators (src/domain/events/event-feed.ts);

@@ -8,9 +8,10 @@ import { groupRoutes } from './groups.routes';
 import { phoneNumberRoutes } from './phone-numbers.routes';
 import { accountSettingsRoutes } from './account-settings.routes';
 import { webhookRoutes } from './webhooks.routes';
+import { webhookInvocationRoutes } from './webhook-invocations.routes';
 
 /** Every /api/v2 route (docs/api.md lists them). */
 export const restRoutes: AnyRestRoute[] = [
   ...oauthClientRoutes, ...oauthTokenRoutes, ...callbackRequestRoutes, ...userRoutes, ...groupRoutes, ...phoneNumberRoutes, ...accountSettingsRoutes,
-  ...auditLogRoutes, ...webhookRoutes,
+  ...auditLogRoutes, ...webhookRoutes, ...webhookInvocationRoutes,
 ];

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import fc from 'fast-check';
 import type { InjectOptions, LightMyRequestResponse } from 'fastify';
 import { createTestApp, insertToken, type TestContext, type TestUser } from './test-app';
@@ -56,10 +57,14 @@ export interface FuzzFixture {
     otherAuditLog: string;
     webhook: string;
     otherWebhook: string;
+    /** an invocation of `webhook`, and one of `otherWebhook` */
+    invocation: string;
+    otherInvocation: string;
   };
 }
 
-const FUZZ_WEBHOOK = '{ name: "fuzz", endpoint: "https://hooks.example.com/fuzz", httpMethod: POST, requestFormat: JSON, status: ACTIVE }';
+// a local address nothing listens on: a test send (POST /webhooks/{id}/test) is refused at once, and goes nowhere else
+const FUZZ_WEBHOOK = '{ name: "fuzz", endpoint: "http://127.0.0.1:9/fuzz", httpMethod: POST, requestFormat: JSON, status: ACTIVE }';
 
 export async function createFuzzFixture(): Promise<FuzzFixture> {
   const ctx = await createTestApp();
@@ -107,8 +112,14 @@ export async function createFuzzFixture(): Promise<FuzzFixture> {
       otherAuditLog: String((await auditLog(other)).id),
       webhook: await webhook(admin),
       otherWebhook: await webhook(other),
+      invocation: '',
+      otherInvocation: '',
     },
   };
+  const invocation = async (accountId: bigint, webhookId: string) =>
+    String((await ctx.db.prisma.webhookInvocation.create({ data: { accountId, webhookId: BigInt(webhookId), eventId: randomUUID(), eventType: 'zen:event-type:oauth_client.created', status: 'success' } })).id);
+  fixture.ids.invocation = await invocation(account, fixture.ids.webhook);
+  fixture.ids.otherInvocation = await invocation(other.accountId, fixture.ids.otherWebhook);
   return fixture;
 }
 
