@@ -57,7 +57,7 @@ export const BREAKER_THRESHOLD = 10;
 const FIRST_PAUSE_SECONDS = 60;
 const LONGEST_PAUSE_SECONDS = 3600;
 /** A webhook that has failed for this long without a success is deactivated. */
-export const DEACTIVATE_AFTER_SECONDS = 24 * 3600;
+const DEACTIVATE_AFTER_SECONDS = 24 * 3600;
 
 export const HEALTHY: BreakerState = { consecutiveFailures: 0, failingSince: null, openUntil: null };
 

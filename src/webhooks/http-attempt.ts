@@ -28,7 +28,7 @@ export type AttemptResult =
   | { kind: 'error'; durationMs: number; reason: string };
 
 /** Bytes of a receiver's answer kept for the attempt log. */
-export const RESPONSE_KEPT_BYTES = 1024;
+const RESPONSE_KEPT_BYTES = 1024;
 
 /** Refused address: the error the guarded lookup fails the connection with. */
 class AddressRefused extends Error {}

@@ -12,7 +12,7 @@ import type { OAuthTokenRecord } from '../oauth-tokens/oauth-token.record';
 const SHOWN_PREFIX = 10;
 
 /** ISO 8601 UTC with seconds, as the REST API writes times. */
-export function isoSeconds(d: Date | null): string | null {
+function isoSeconds(d: Date | null): string | null {
   return d === null ? null : d.toISOString().replace(/\.\d{3}Z$/, 'Z');
 }
 

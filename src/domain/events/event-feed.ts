@@ -2,7 +2,7 @@ import { EVENTS_CHANNEL, type EventEnvelope } from './event-log.repository';
 import type { SubscriberSession } from './subscriber-session';
 
 /** Db.listen (src/db/create-db.ts): LISTEN on a channel, resolving to a function that stops it. */
-export type Listen = (channel: string, onNotify: (payload?: string) => void) => Promise<() => Promise<void>>;
+type Listen = (channel: string, onNotify: (payload?: string) => void) => Promise<() => Promise<void>>;
 
 export interface EventFeedOptions {
   listen: Listen;

@@ -28,9 +28,9 @@ const PROBE_HOLD_SECONDS = 30;
 
 /** A delivery's request gets an answer within this, or counts as failed (the job's 60 s lease is longer). */
 export const DELIVERY_TIMEOUT_MS = 12_000;
-export const USER_AGENT = 'helpdesk-oauth-voice webhooks';
+const USER_AGENT = 'helpdesk-oauth-voice webhooks';
 /** The type of the event a test sends (POST /webhooks/{id}/test). */
-export const TEST_EVENT_TYPE = 'zen:event-type:webhook.test';
+const TEST_EVENT_TYPE = 'zen:event-type:webhook.test';
 
 /** What a test send got: the receiver's status and the first KB of its answer, or why there was none. */
 export interface TestResult {
@@ -172,6 +172,6 @@ export class WebhookDeliveryService {
 }
 
 /** The delivery job of an invocation, in the caller's transaction (keyed by the invocation: one at a time). */
-export function enqueueDelivery(jobs: JobRepository, accountId: bigint, invocationId: bigint): Promise<boolean> {
+function enqueueDelivery(jobs: JobRepository, accountId: bigint, invocationId: bigint): Promise<boolean> {
   return jobs.enqueue({ accountId }, { kind: WEBHOOK_DELIVER_JOB, payload: { invocation_id: String(invocationId) }, key: String(invocationId), maxAttempts: DELIVER_JOB_MAX_ATTEMPTS });
 }

@@ -6,7 +6,7 @@ import { fromTheEnd, type PageSource } from '../pagination';
 import type { WebhookRepository } from './webhook.repository';
 import { INVOCATION_STATUSES, type AttemptRecord, type InvocationFilter, type InvocationRecord, type WebhookInvocationRepository } from './webhook-invocation.repository';
 
-export type { AttemptRecord, InvocationFilter, InvocationRecord, InvocationStatus } from './webhook-invocation.repository';
+export type { AttemptRecord, InvocationFilter, InvocationRecord } from './webhook-invocation.repository';
 
 /**
  * What a webhook sent (docs/api.md, "Webhook deliveries"): its invocations (one per event)

@@ -10,8 +10,8 @@ export const HTTP_METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;
 /** Zendesk also knows xml and form_encoded, for trigger webhooks; events are JSON. */
 export const REQUEST_FORMATS = ['json'] as const;
 export const STATUSES = ['active', 'inactive'] as const;
-export const WEBHOOK_NAME_MAX = 255;
-export const WEBHOOK_DESCRIPTION_MAX = 1000;
+const WEBHOOK_NAME_MAX = 255;
+const WEBHOOK_DESCRIPTION_MAX = 1000;
 /** Webhooks per account (Zendesk's own limit is of the same order). */
 export const MAX_WEBHOOKS_PER_ACCOUNT = 50;
 
