@@ -3,7 +3,7 @@ import { GraphQLJSONObject } from 'graphql-scalars';
 import type { EventEnvelope } from '../../domain/events/event-log.repository';
 
 /** An event of the account, in the envelope webhooks receive (docs/api.md, "Events"). */
-@ObjectType({ description: "A change in the account, in Zendesk's event envelope (the body a webhook receives)" })
+@ObjectType({ simpleResolvers: true, description: "A change in the account, in Zendesk's event envelope (the body a webhook receives)" })
 export class AccountEvent {
   @Field(() => ID, { description: "The event's id (a UUID): the same event a webhook receives has the same id" }) id!: string;
   @Field({ description: 'What happened, e.g. zen:event-type:oauth_client.created' }) type!: string;
