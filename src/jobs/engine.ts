@@ -61,6 +61,8 @@ export class JobEngine {
   private loop: Promise<void> | undefined;
   private unlisten: (() => Promise<void>) | undefined;
   private readonly processed = { done: 0, retried: 0, dead: 0 };
+  /** the last claim failed (the database is out of reach): logged once per outage */
+  private claimFailing = false;
 
   constructor(
     private readonly db: Pick<Db, 'listen'>,
@@ -118,8 +120,12 @@ export class JobEngine {
       if (claiming) {
         try {
           claimed = await this.jobs.claim(this.worker, kinds, free, this.lease);
+          if (this.claimFailing) this.options.log?.info({}, 'job engine: claiming jobs again');
+          this.claimFailing = false;
         } catch (err) {
-          this.options.log?.error({ err }, 'job engine: could not claim jobs');
+          // a database outage is not a bug: said once (a warning), then retried every poll until it is back
+          if (!this.claimFailing) this.options.log?.warn({ err }, 'job engine: could not claim jobs; retrying every poll');
+          this.claimFailing = true;
         }
       }
       if (this.abort.signal.aborted) {
