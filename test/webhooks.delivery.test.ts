@@ -4,6 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { Webhook } from 'standardwebhooks';
 import type { JobEngine } from '../src/jobs/engine';
 import { createJobEngine } from '../src/jobs/kinds';
+import { SigningSecretBox } from '../src/domain/webhooks/signing-secret';
 import { standardWebhooksSecret } from '../src/webhooks/signing';
 import { createTestApp, type TestContext, type TestUser } from './helpers/test-app';
 
@@ -181,6 +182,38 @@ describe('webhook deliveries (docs/api.md, "Webhook deliveries")', () => {
     expect((await invocations(a.id))[0]).toMatchObject({ attempts: 1, reason: 'HTTP 400' });
     expect(slow.received[1].at - slow.received[0].at).toBeGreaterThanOrEqual(1000);
     for (const h of [a, b]) await rest('DELETE', `/webhooks/${h.id}`);
+  });
+
+  it('after HASH_KEY changed, the secret answers 409 saying to reset it, a delivery ends without a request, and a reset mends both', async () => {
+    const r = await open();
+    const { id } = await hook(r.url);
+    // the stored secret as a service with another HASH_KEY sealed it: what this one sees after a key change
+    const [{ account_id }] = await ctx.db.sql<{ account_id: string }>('SELECT account_id FROM webhooks WHERE id = $1', [id]);
+    const foreign = new SigningSecretBox(Buffer.from('the-hash-key-before-the-change-0123456789')).seal(BigInt(account_id), 'an old secret');
+    await ctx.db.sql('UPDATE webhooks SET signing_secret = $1 WHERE id = $2', [foreign, id]);
+    const advice = `The signing secret of webhook ${id} cannot be read: HASH_KEY changed since it was made. Reset it (POST /api/v2/webhooks/${id}/signing_secret) and give the receiver the new one`;
+
+    const shown = await rest('GET', `/webhooks/${id}/signing_secret`);
+    expect([shown.statusCode, shown.json()]).toEqual([409, { error: 'Conflict', description: advice }]);
+    const tested = await rest('POST', `/webhooks/${id}/test`);
+    expect([tested.statusCode, tested.json()]).toEqual([409, { error: 'Conflict', description: advice }]);
+    const gql = await ctx.inject({ method: 'POST', url: '/graphql', headers: { authorization: admin.basic, 'content-type': 'application/json' }, payload: { query: `{ webhookSigningSecret(id: "${id}") { secret } }` } });
+    expect(gql.json().errors).toEqual([expect.objectContaining({ message: advice, extensions: { code: 'CONFLICT' } })]);
+
+    await createClient('Unsigned');
+    await until(async () => (await invocations(id))[0]?.status === 'failed');
+    expect((await invocations(id))[0]).toMatchObject({ attempts: 0, reason: advice });
+    expect(r.received).toHaveLength(0);
+    expect(ctx.logs.join('\n')).not.toContain('an old secret');
+
+    const reset = await rest('POST', `/webhooks/${id}/signing_secret`);
+    expect(reset.statusCode).toBe(201);
+    const secret = reset.json().signing_secret.secret as string;
+    expect((await rest('GET', `/webhooks/${id}/signing_secret`)).json().signing_secret.secret).toBe(secret);
+    await createClient('Signed again');
+    await until(() => r.received.length === 1);
+    expect(new Webhook(standardWebhooksSecret(secret)).verify(r.received[0].body, r.received[0].headers as Record<string, string>)).toMatchObject({ detail: { name: 'Signed again' } });
+    await rest('DELETE', `/webhooks/${id}`);
   });
 
   it('POST /webhooks/{id}/test sends a signed test event now and answers what the receiver said; another account 404, an agent 403', async () => {

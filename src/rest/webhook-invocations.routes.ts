@@ -134,10 +134,10 @@ export const webhookInvocationRoutes: AnyRestRoute[] = [
       operationId: 'testWebhook', summary: 'Test a webhook', tags: TAGS,
       description:
         "Sends a test event (type zen:event-type:webhook.test) to the webhook now, whatever its status, signed and checked by the endpoint guard like a delivery, within 12 s; " +
-        "answers the receiver's status and the first KB of its body (status null and an error when it gave no answer). Nothing is recorded. A body is ignored. Admins.",
+        "answers the receiver's status and the first KB of its body (status null and an error when it gave no answer). Nothing is recorded. A body is ignored. Admins. 409 when the signing secret cannot be read because HASH_KEY changed: reset it.",
       params: IdParams,
       body: IgnoredBody,
-      response: { 200: answer(TestAnswer, "The receiver's answer"), ...errorResponses({ id: true, body: 'ignored' }) },
+      response: { 200: answer(TestAnswer, "The receiver's answer"), ...errorResponses({ id: true, body: 'ignored', conflict: true }) },
     },
     variables: (req) => ({ id: req.params.id }),
     respond: (data) => ({ status: 200, body: { response: { status: data.testWebhook.status ?? null, body: data.testWebhook.body ?? null, error: data.testWebhook.error ?? null } } }),

@@ -124,8 +124,9 @@ const secretRoutes = [
     paths: [SECRET_PATH],
     document: RestShowWebhookSigningSecretDocument,
     schema: {
-      ...secretSchema, operationId: 'showWebhookSigningSecret', summary: "Show a webhook's signing secret", description: 'The secret in full. Admins.',
-      response: { 200: SecretAnswer, ...errorResponses({ id: true }) },
+      ...secretSchema, operationId: 'showWebhookSigningSecret', summary: "Show a webhook's signing secret",
+      description: 'The secret in full. Admins. 409 when it cannot be read because HASH_KEY changed since it was made: reset it.',
+      response: { 200: SecretAnswer, ...errorResponses({ id: true, conflict: true }) },
     },
     variables: (req) => ({ id: req.params.id }),
     respond: (data) => ({ status: 200, body: secretBody(data.webhookSigningSecret), headers: { ...SHOWS_SECRET } }),

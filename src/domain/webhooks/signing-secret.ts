@@ -6,7 +6,8 @@ import { randomUrlSafe } from '../crypto';
 // be stored as a one-way hash. It is stored encrypted with AES-256-GCM under a key
 // derived (HKDF-SHA-256) from HASH_KEY, bound to its account (the additional data), so
 // that a copy of the database alone does not reveal it. Changing HASH_KEY makes the
-// stored secrets unreadable: reset them (docs/api.md, "Webhooks").
+// stored secrets unreadable: `open` then answers null, showing the secret answers 409 and a
+// delivery ends without a request, both saying to reset it (docs/api.md, "Webhooks").
 
 export const SIGNING_ALGORITHM = 'SHA256';
 const VERSION = 'v1';
@@ -35,14 +36,25 @@ export class SigningSecretBox {
     return `${VERSION}.${iv.toString('base64url')}.${sealed.toString('base64url')}`;
   }
 
-  /** The secret, or an error when the stored value was not sealed with this key for this account. */
-  open(accountId: bigint, stored: string): string {
+  /** The secret; null when the stored value was not sealed with this key for this account (HASH_KEY changed). */
+  open(accountId: bigint, stored: string): string | null {
     const [version, iv, sealed, extra] = stored.split('.');
-    if (version !== VERSION || !iv || !sealed || extra !== undefined) throw new Error('Unreadable webhook signing secret');
+    if (version !== VERSION || !iv || !sealed || extra !== undefined) return null;
     const bytes = Buffer.from(sealed, 'base64url');
-    const decipher = createDecipheriv('aes-256-gcm', this.key, Buffer.from(iv, 'base64url'));
-    decipher.setAAD(Buffer.from(`webhook:${accountId}`, 'utf8'));
-    decipher.setAuthTag(bytes.subarray(bytes.length - TAG_BYTES));
-    return Buffer.concat([decipher.update(bytes.subarray(0, bytes.length - TAG_BYTES)), decipher.final()]).toString('utf8');
+    const nonce = Buffer.from(iv, 'base64url');
+    if (bytes.length <= TAG_BYTES || nonce.length !== IV_BYTES) return null;
+    try {
+      const decipher = createDecipheriv('aes-256-gcm', this.key, nonce);
+      decipher.setAAD(Buffer.from(`webhook:${accountId}`, 'utf8'));
+      decipher.setAuthTag(bytes.subarray(bytes.length - TAG_BYTES));
+      return Buffer.concat([decipher.update(bytes.subarray(0, bytes.length - TAG_BYTES)), decipher.final()]).toString('utf8');
+    } catch {
+      return null; // the authentication tag does not match: another key, or another account's value
+    }
   }
+}
+
+/** What a webhook whose secret cannot be read says: why, and what to do. */
+export function unreadableSecretMessage(webhookId: bigint): string {
+  return `The signing secret of webhook ${webhookId} cannot be read: HASH_KEY changed since it was made. Reset it (POST /api/v2/webhooks/${webhookId}/signing_secret) and give the receiver the new one`;
 }

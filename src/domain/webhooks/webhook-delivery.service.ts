@@ -6,13 +6,13 @@ import { attempt } from '../../webhooks/http-attempt';
 import { signatureHeaders } from '../../webhooks/signing';
 import type { Viewer } from '../auth/viewer';
 import { accountScope } from '../authorization';
-import { NotFoundError } from '../errors';
+import { ConflictError, NotFoundError } from '../errors';
 import { parseId } from '../ids';
 import { ZENDESK_EVENT_VERSION, type EventEnvelope } from '../events/event-log.repository';
 import type { JobRepository } from '../jobs/job.repository';
 import type { Repositories, RepositoryFactory, Transactions } from '../repositories';
 import { addressGuard, type EndpointPolicy } from './endpoint-guard';
-import type { SigningSecretBox } from './signing-secret';
+import { unreadableSecretMessage, type SigningSecretBox } from './signing-secret';
 import type { AttemptRecord, DeliveryTarget, InvocationStatus } from './webhook-invocation.repository';
 
 /** The job that delivers one invocation (payload {invocation_id}; key: the invocation id). */
@@ -101,7 +101,9 @@ export class WebhookDeliveryService {
     if (target.webhook.status !== 'active') return { end: 'the webhook is inactive' };
     const envelope = await this.repos.eventLog.find(scope, target.invocation.eventId);
     if (!envelope) return { end: 'the event is no longer kept' };
-    return { target: target as Delivery['target'], envelope, secret: this.box.open(accountId, target.webhook.sealedSecret) };
+    const secret = this.box.open(accountId, target.webhook.sealedSecret);
+    if (secret === null) return { end: unreadableSecretMessage(target.webhook.id) };
+    return { target: target as Delivery['target'], envelope, secret };
   }
 
   /**
@@ -119,7 +121,9 @@ export class WebhookDeliveryService {
       type: TEST_EVENT_TYPE, account_id: Number(viewer.accountId), id: randomUUID(), time: at.toISOString().replace(/\.\d{3}Z$/, 'Z'),
       zendesk_event_version: ZENDESK_EVENT_VERSION, subject: `zen:webhook:${webhook.id}`, detail: { id: String(webhook.id), name: webhook.name }, event: {},
     };
-    const request = deliveryRequest(webhook, envelope, this.box.open(viewer.accountId, sealed), envelope.id, at);
+    const secret = this.box.open(viewer.accountId, sealed);
+    if (secret === null) throw new ConflictError(unreadableSecretMessage(webhook.id));
+    const request = deliveryRequest(webhook, envelope, secret, envelope.id, at);
     const result = await attempt({ ...request, timeoutMs: DELIVERY_TIMEOUT_MS, check: this.addressCheck });
     return result.kind === 'response' ? { status: result.status, body: result.body, error: null } : { status: null, body: null, error: result.reason };
   }

@@ -3,11 +3,11 @@ import type { RepositoryFactory, Transactions } from '../repositories';
 import { actorOf, describedFor, recordAudit } from '../audit/audit-log.repository';
 import { accountScope } from '../authorization';
 import type { Viewer } from '../auth/viewer';
-import { BadRequestError, NotFoundError, ValidationError } from '../errors';
+import { BadRequestError, ConflictError, NotFoundError, ValidationError } from '../errors';
 import { parseId } from '../ids';
 import { fromTheEnd, type PageSource } from '../pagination';
 import type { EndpointPolicy } from './endpoint-guard';
-import { newSigningSecret, SIGNING_ALGORITHM, type SigningSecretBox } from './signing-secret';
+import { newSigningSecret, SIGNING_ALGORITHM, unreadableSecretMessage, type SigningSecretBox } from './signing-secret';
 import type { WebhookFilter, WebhookRecord, WebhookRepository } from './webhook.repository';
 import { checkCombination, MAX_WEBHOOKS_PER_ACCOUNT, validateWebhook, type WebhookInput } from './webhook.validation';
 
@@ -101,7 +101,9 @@ export class WebhookService {
   async signingSecret(viewer: Viewer, rawId: unknown): Promise<SigningSecret> {
     const id = parseId(rawId) ?? notFound();
     const sealed = (await this.webhooks.readSecret(accountScope(viewer), id)) ?? notFound();
-    return { algorithm: SIGNING_ALGORITHM, secret: this.box.open(viewer.accountId, sealed) };
+    const secret = this.box.open(viewer.accountId, sealed);
+    if (secret === null) throw new ConflictError(unreadableSecretMessage(id));
+    return { algorithm: SIGNING_ALGORITHM, secret };
   }
 
   /** A new signing secret; the old one stops signing at once. Audited by name only. */

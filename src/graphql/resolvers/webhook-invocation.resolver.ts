@@ -27,7 +27,7 @@ export class WebhookInvocationResolver {
   }
 
   @Allow('webhooks.write')
-  @Mutation(() => WebhookTestResponse, { description: 'Sends a test event (zen:event-type:webhook.test) to the webhook now, signed and guarded like a delivery, and returns the answer; NOT_FOUND when there is no such webhook' })
+  @Mutation(() => WebhookTestResponse, { description: 'Sends a test event (zen:event-type:webhook.test) to the webhook now, signed and guarded like a delivery, and returns the answer; NOT_FOUND when there is no such webhook; CONFLICT when its signing secret cannot be read because HASH_KEY changed (reset it)' })
   async testWebhook(@Arg('id', () => ID, { description: "The webhook's id" }) id: string, @Ctx() { viewer, services }: GraphQLContext): Promise<WebhookTestResponse> {
     return WebhookTestResponse.from(await services.webhookDeliveries.test(viewer!, id));
   }

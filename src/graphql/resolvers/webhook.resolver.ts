@@ -24,7 +24,7 @@ export class WebhookResolver {
   }
 
   @Allow('webhooks.read')
-  @Query(() => WebhookSigningSecret, { description: "A webhook's signing secret, in full; NOT_FOUND when there is no such webhook" })
+  @Query(() => WebhookSigningSecret, { description: "A webhook's signing secret, in full; NOT_FOUND when there is no such webhook; CONFLICT when HASH_KEY changed since it was made (reset it)" })
   async webhookSigningSecret(@Arg('id', () => ID, { description: "The webhook's id" }) id: string, @Ctx() { viewer, services }: GraphQLContext): Promise<WebhookSigningSecret> {
     return WebhookSigningSecret.from(await services.webhooks.signingSecret(viewer!, id));
   }
