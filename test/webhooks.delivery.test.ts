@@ -1,6 +1,8 @@
+import { spawn } from 'node:child_process';
 import { createHmac } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { createInterface } from 'node:readline';
 import { Webhook } from 'standardwebhooks';
 import type { JobEngine } from '../src/jobs/engine';
 import { createJobEngine } from '../src/jobs/kinds';
@@ -182,6 +184,37 @@ describe('webhook deliveries (docs/api.md, "Webhook deliveries")', () => {
     expect((await invocations(a.id))[0]).toMatchObject({ attempts: 1, reason: 'HTTP 400' });
     expect(slow.received[1].at - slow.received[0].at).toBeGreaterThanOrEqual(1000);
     for (const h of [a, b]) await rest('DELETE', `/webhooks/${h.id}`);
+  });
+
+  it("the README's receiver (examples/webhook-receiver.mjs) verifies a delivery and refuses a forged or replayed request", async () => {
+    const r = await open(); // only to create the webhook; its endpoint then moves to the example
+    const { id, secret } = await hook(r.url);
+    const example = spawn(process.execPath, ['examples/webhook-receiver.mjs'], { env: { ...process.env, WEBHOOK_SECRET: secret, PORT: '0' } });
+    const lines: string[] = [];
+    createInterface({ input: example.stdout }).on('line', (line) => lines.push(line));
+    try {
+      await until(() => lines.some((l) => l.startsWith('listening on ')));
+      const endpoint = lines[0].replace('listening on ', '');
+      expect((await rest('PATCH', `/webhooks/${id}`, { webhook: { endpoint } })).statusCode).toBe(204);
+      const client = await createClient('Seen by the example');
+      await until(() => lines.some((l) => l.startsWith('verified')));
+      const [invocation] = await invocations(id);
+      expect(lines).toContain(`verified ${CREATED} zen:oauth_client:${client.id} (${invocation.id})`);
+      await until(async () => (await invocations(id))[0].status === 'success');
+
+      const body = JSON.stringify({ type: CREATED, subject: 'zen:oauth_client:1' });
+      const now = new Date().toISOString().replace(/\.\d{3}Z$/, 'Z');
+      const signed = (at: string, key: string) => ({ 'x-zendesk-webhook-signature': createHmac('sha256', key).update(at + body).digest('base64'), 'x-zendesk-webhook-signature-timestamp': at });
+      const stale = new Date(Date.now() - 10 * 60_000).toISOString().replace(/\.\d{3}Z$/, 'Z');
+      for (const headers of [signed(now, 'not the secret'), signed(stale, secret), {}]) {
+        expect((await fetch(endpoint, { method: 'POST', headers, body })).status).toBe(401);
+      }
+      expect(lines.filter((l) => l.startsWith('refused'))).toHaveLength(3);
+      expect((await fetch(endpoint, { method: 'POST', headers: signed(now, secret), body })).status).toBe(200);
+    } finally {
+      example.kill();
+      await rest('DELETE', `/webhooks/${id}`);
+    }
   });
 
   it('after HASH_KEY changed, the secret answers 409 saying to reset it, a delivery ends without a request, and a reset mends both', async () => {
