@@ -1,3 +1,4 @@
+import { DEFAULT_JOB_CONCURRENCY } from './jobs/engine';
 import { readFileSync, writeFileSync, mkdirSync, existsSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import { isIP } from 'node:net';
@@ -57,6 +58,8 @@ export interface Config {
   webhookAllowPrivateEndpoints: boolean;
   /** whether this process runs the background engine (WORKER; `--no-worker` turns it off for a web-only process) */
   worker?: boolean;
+  /** jobs one process's engine runs at once (JOB_CONCURRENCY): deliveries mostly wait on receivers, so many */
+  jobConcurrency?: number;
   /**
    * What runs GraphQL operations (GraphQL and REST alike): `compiled` (graphql-jit,
    * the default) or `interpreter` (graphql-js's execute), a switch to fall back on
@@ -206,6 +209,7 @@ export function loadConfig(env: Env = process.env): Config {
     graphqlIntrospection: bool(env, 'GRAPHQL_INTROSPECTION', nodeEnv !== 'production'),
     webhookAllowPrivateEndpoints,
     worker: bool(env, 'WORKER', true),
+    jobConcurrency: int(env, 'JOB_CONCURRENCY', DEFAULT_JOB_CONCURRENCY, 1, 1000),
     graphqlExecutor: executorKind(env),
     limits: {
       loginFailures: 10,

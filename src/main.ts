@@ -47,7 +47,7 @@ async function runServer(config: Config, log: pino.Logger, prepare: boolean): Pr
   await fastify.listen({ port: config.port, host: config.host });
   log.info(`listening on http://${config.host}:${config.port} (GraphQL: /graphql, REST: /api/v2, database: ${db.kind})`);
   // the background engine (WORKER, on by default; off in a web-only process)
-  const engine = config.worker ? createJobEngine(db, services, { log }) : undefined;
+  const engine = config.worker ? createJobEngine(db, services, { log, concurrency: config.jobConcurrency }) : undefined;
   await engine?.start();
 
   const stop = async (signal: string) => {
@@ -79,7 +79,7 @@ async function runWorker(config: Config, log: pino.Logger): Promise<void> {
   const db = await createDb({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolSize: config.dbPoolSize });
   const services = createServices({ db, hashKey: config.hashKey, limits: config.limits, webhookAllowPrivateEndpoints: config.webhookAllowPrivateEndpoints });
   await prepareDatabase(db, services, config, log);
-  const engine = createJobEngine(db, services, { log });
+  const engine = createJobEngine(db, services, { log, concurrency: config.jobConcurrency });
   await engine.start();
   log.info(`worker started: running background jobs, no HTTP (database: ${db.kind})`);
   let stopping = false;

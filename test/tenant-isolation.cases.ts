@@ -83,7 +83,7 @@ export const CASES: Record<string, IsolationCase> = {
   'WebhookRepository.readSecret': { run: (r, c, t) => r.readSecret(scope(c), t.webhookId), nothing: null },
   'WebhookRepository.replaceSecret': { run: (r, c, t) => r.replaceSecret({ ...scope(c), updatedBy: null }, t.webhookId, 'sealed-changed'), nothing: null },
 
-  'WebhookInvocationRepository.fanOut': { run: (r, c, t) => r.fanOut(scope(c), t.eventId), nothing: [] },
+  'WebhookInvocationRepository.fanOut': { run: (r, c, t) => r.fanOut(scope(c), t.eventId, { kind: 'webhook.deliver', maxAttempts: 1 }), nothing: 0 },
   'WebhookInvocationRepository.insertTest': { run: (r, c, t) => r.insertTest(scope(c), t.webhookId, randomUUID(), 'zen:event-type:webhook.test'), nothing: null },
   'WebhookInvocationRepository.find': { run: (r, c, t) => r.find(scope(c), t.webhookId, t.invocationId), nothing: null },
   'WebhookInvocationRepository.target': { run: (r, c, t) => r.target(scope(c), t.invocationId), nothing: null },

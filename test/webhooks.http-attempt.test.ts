@@ -36,6 +36,23 @@ describe('a webhook HTTP attempt', () => {
   const send = (url: string, check: AddressCheck = allowAll, timeoutMs = 2000) =>
     attempt({ url, method: 'POST', headers: { 'content-type': 'application/json', 'x-test': '1' }, body: '{"a":1}', timeoutMs, check });
 
+  it('keeps connections alive between attempts, but never lends one to a stricter check (each new connection is checked)', async () => {
+    const sockets = new Set<unknown>();
+    const count = (socket: unknown) => sockets.add(socket);
+    server.on('connection', count);
+    try {
+      const url = `http://localhost:${port}/hook`;
+      for (let i = 0; i < 3; i++) expect(await send(url)).toMatchObject({ kind: 'response', status: 200 });
+      // the three went over one connection
+      expect(sockets.size).toBe(1);
+      // the kept connection is to a loopback address: a check refusing those gets no connection at all
+      expect(await send(url, refuseLoopback)).toMatchObject({ kind: 'refused', reason: expect.stringMatching(/^localhost resolves to (127\.0\.0\.1|::1): a loopback address$/) });
+      expect(received).toHaveLength(3);
+    } finally {
+      server.off('connection', count);
+    }
+  });
+
   it('POSTs the body and headers, and keeps status, duration and the answer', async () => {
     handler = (_req, res) => res.writeHead(202).end('accepted');
     const result = await send(`http://127.0.0.1:${port}/hook`);

@@ -43,6 +43,13 @@ function backoff(attempt: number): number {
   return ceiling / 2 + Math.random() * (ceiling / 2);
 }
 
+/**
+ * Jobs a process runs at once, by default: a delivery mostly waits on its receiver (up
+ * to 12 s), so that ten slow receivers must not hold every other delivery back; each job
+ * holds a database connection only for its statements. JOB_CONCURRENCY sets it.
+ */
+export const DEFAULT_JOB_CONCURRENCY = 50;
+
 export interface JobEngineStats extends JobQueueStats {
   /** this process: jobs it finished, retried and gave up since start */
   processed: { done: number; retried: number; dead: number };
@@ -71,7 +78,7 @@ export class JobEngine {
   ) {
     this.lease = options.leaseSeconds ?? 60;
     this.poll = options.pollSeconds ?? 1;
-    this.concurrency = options.concurrency ?? 10;
+    this.concurrency = options.concurrency ?? DEFAULT_JOB_CONCURRENCY;
   }
 
   /** Registers what runs the jobs of a kind (before start). */

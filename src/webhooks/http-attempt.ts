@@ -57,6 +57,25 @@ export function retryAfterSeconds(value: string | undefined, now = Date.now()): 
   return Number.isNaN(at) ? undefined : Math.max(0, Math.ceil((at - now) / 1000));
 }
 
+/** Idle connections a receiver keeps: closed by us before a receiver's usual 5 s keep-alive would close them under a request. */
+const IDLE_SOCKET_MS = 4000;
+const agents = new WeakMap<AddressCheck, { http: http.Agent; https: https.Agent }>();
+
+/**
+ * Keep-alive agents of one address check: a connection is made through the guarded
+ * lookup, so every new connection is checked, and a kept one stays to the address that
+ * passed. Per check, so that a connection allowed by one policy never serves another.
+ */
+function agentsOf(check: AddressCheck) {
+  let pair = agents.get(check);
+  if (!pair) {
+    const options = { keepAlive: true, maxSockets: 50, timeout: IDLE_SOCKET_MS, lookup: guardedLookup(check) };
+    pair = { http: new http.Agent(options), https: new https.Agent(options) };
+    agents.set(check, pair);
+  }
+  return pair;
+}
+
 export function attempt(request: AttemptRequest): Promise<AttemptResult> {
   const started = Date.now();
   const elapsed = () => Date.now() - started;
@@ -74,13 +93,13 @@ export function attempt(request: AttemptRequest): Promise<AttemptResult> {
     } catch {
       return finish({ kind: 'refused', durationMs: 0, reason: 'not a URL' });
     }
-    const client = url.protocol === 'https:' ? https : http;
-    const req = client.request(url, {
+    const secure = url.protocol === 'https:';
+    const req = (secure ? https : http).request(url, {
       method: request.method,
       headers: { ...request.headers, ...(request.body === undefined ? {} : { 'content-length': String(Buffer.byteLength(request.body)) }) },
       lookup: guardedLookup(request.check),
-      // a fresh connection per attempt: a pooled socket would skip the lookup
-      agent: false,
+      // kept-alive connections, per address check (agentsOf): a new TLS handshake per delivery would cap the rate
+      agent: agentsOf(request.check)[secure ? 'https' : 'http'],
       signal: request.signal,
     });
     const deadline = setTimeout(() => {

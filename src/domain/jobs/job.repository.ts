@@ -1,5 +1,6 @@
 import type { TenantSql } from '../../db/tenant-sql';
 import type { AccountScope } from '../authorization';
+import { INSERT_COLUMNS } from './job-sql';
 
 // The jobs table (prisma/schema.prisma, model Job): the background engine's outbox.
 // enqueue() runs on the connection of the transaction that makes the change, so the
@@ -54,7 +55,6 @@ interface ClaimedRow {
   created_at: Date;
 }
 
-const INSERT_COLUMNS = 'INSERT INTO jobs (account_id, kind, key, payload, run_at, max_attempts) ';
 // NOTIFY (delivered at commit, and only then) wakes the engines of every process at once.
 const NOTIFY_DUE = "SELECT (SELECT count(*)::int FROM j) AS n, (SELECT pg_notify('jobs', '') FROM j LIMIT 1) AS notified";
 const VALUES = "VALUES ($1, $2, $3, $4::jsonb, now() + make_interval(secs => $5::float8), $6) ON CONFLICT (kind, key) DO NOTHING RETURNING run_at";

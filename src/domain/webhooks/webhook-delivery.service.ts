@@ -9,7 +9,6 @@ import { accountScope } from '../authorization';
 import { ConflictError, NotFoundError } from '../errors';
 import { parseId } from '../ids';
 import { ZENDESK_EVENT_VERSION, type EventEnvelope } from '../events/event-log.repository';
-import type { JobRepository } from '../jobs/job.repository';
 import type { Repositories, RepositoryFactory, Transactions } from '../repositories';
 import { addressGuard, type EndpointPolicy } from './endpoint-guard';
 import { unreadableSecretMessage, type SigningSecretBox } from './signing-secret';
@@ -79,17 +78,12 @@ export class WebhookDeliveryService {
 
   /**
    * An invocation and a delivery job for every active webhook of the event's account
-   * subscribed to its type, in one transaction; a second run adds nothing. The number
+   * subscribed to its type, in one statement; a second run adds nothing. The number
    * of invocations created.
    */
   async fanOut(accountId: bigint, eventId: string): Promise<number> {
-    const scope = { accountId };
-    return tenantTransaction(this.db, async (sql) => {
-      const repos = this.factory(sql);
-      const ids = await repos.invocations.fanOut(scope, eventId);
-      for (const id of ids) await enqueueDelivery(repos.jobs, accountId, id);
-      return ids.length;
-    });
+    // one statement: the invocations and their delivery jobs (keyed by the invocation: one at a time)
+    return this.repos.invocations.fanOut({ accountId }, eventId, { kind: WEBHOOK_DELIVER_JOB, maxAttempts: DELIVER_JOB_MAX_ATTEMPTS });
   }
 
   /** What to send for this invocation; a reason instead when it must end without a request; null when it is gone or over. */
@@ -158,6 +152,12 @@ export class WebhookDeliveryService {
   ): Promise<void> {
     const { invocation, webhook } = delivery.target;
     const scope = { accountId: invocation.accountId };
+    if (outcome.delivered) {
+      // a success makes the breaker healthy whatever it was (afterAttempt): one statement, no lock held
+      // on the webhook's row unless its breaker has something to clear (deliveries of one webhook run side by side)
+      await this.repos.invocations.recordAttempt(scope, invocation.id, attempt, outcome.status, outcome.reason, { webhookId: webhook.id });
+      return;
+    }
     await tenantTransaction(this.db, async (sql) => {
       const repos = this.factory(sql);
       await repos.invocations.recordAttempt(scope, invocation.id, attempt, outcome.status, outcome.reason);
@@ -173,9 +173,4 @@ export class WebhookDeliveryService {
       }
     });
   }
-}
-
-/** The delivery job of an invocation, in the caller's transaction (keyed by the invocation: one at a time). */
-function enqueueDelivery(jobs: JobRepository, accountId: bigint, invocationId: bigint): Promise<boolean> {
-  return jobs.enqueue({ accountId }, { kind: WEBHOOK_DELIVER_JOB, payload: { invocation_id: String(invocationId) }, key: String(invocationId), maxAttempts: DELIVER_JOB_MAX_ATTEMPTS });
 }

@@ -1,6 +1,7 @@
 import type { TenantSql } from '../../db/tenant-sql';
 import type { AccountScope } from '../authorization';
 import { keysetPageOf, type KeysetPage, type PageResult } from '../pagination';
+import { jobPerRowSql } from '../jobs/job-sql';
 
 // The only module that reads or writes webhook invocations (one event sent to one
 // webhook) and their attempts (one HTTP request each), and the webhooks' delivery state
@@ -93,17 +94,20 @@ export class WebhookInvocationRepository {
    * account's event; the ids of those it created (none for a webhook that has one for
    * this event already: a fan-out that runs twice adds nothing).
    */
-  async fanOut(scope: AccountScope, eventId: string): Promise<bigint[]> {
-    const rows = await this.db.query<{ id: Int8 }>(
+  async fanOut(scope: AccountScope, eventId: string, delivery: { kind: string; maxAttempts: number }): Promise<number> {
+    const jobs = jobPerRowSql('inv', { kind: 3, payloadKey: 4, maxAttempts: 5 });
+    const [row] = await this.db.query<{ n: number }>(
       scope,
-      `INSERT INTO webhook_invocations (account_id, webhook_id, event_id, event_type, status)
-       SELECT w.account_id, w.id, e.id, e.type, 'pending' FROM events e JOIN webhooks w ON w.account_id = $1 AND w.status = 'active' AND e.type = ANY(w.subscriptions)
-        WHERE e.account_id = $1 AND e.id = $2::uuid
-       ORDER BY w.id
-       ON CONFLICT (webhook_id, event_id) DO NOTHING RETURNING id`,
-      [eventId],
+      `WITH inv AS (INSERT INTO webhook_invocations (account_id, webhook_id, event_id, event_type, status)
+         SELECT w.account_id, w.id, e.id, e.type, 'pending' FROM events e JOIN webhooks w ON w.account_id = $1 AND w.status = 'active' AND e.type = ANY(w.subscriptions)
+          WHERE e.account_id = $1 AND e.id = $2::uuid
+         ORDER BY w.id
+         ON CONFLICT (webhook_id, event_id) DO NOTHING RETURNING id, account_id),
+       ${jobs.cte}
+       ${jobs.select}`,
+      [eventId, delivery.kind, 'invocation_id', delivery.maxAttempts],
     );
-    return rows.map((r) => BigInt(r.id));
+    return row.n;
   }
 
   /** An invocation of the account's webhook outside the fan-out (its test sends); null when the scope has no such webhook. */
@@ -152,15 +156,25 @@ export class WebhookInvocationRepository {
   }
 
   /** Records one attempt and the invocation's new status (completed_at set when it is final). */
-  async recordAttempt(scope: AccountScope, id: bigint, attempt: Omit<AttemptRecord, 'id' | 'invocationId'>, status: InvocationStatus, reason: string | null): Promise<boolean> {
+  async recordAttempt(
+    scope: AccountScope, id: bigint, attempt: Omit<AttemptRecord, 'id' | 'invocationId'>, status: InvocationStatus, reason: string | null,
+    /** a delivered attempt: this webhook's breaker is healthy again, in the same statement (written only when it was not) */
+    healthy?: { webhookId: bigint },
+  ): Promise<boolean> {
+    const params = [String(id), attempt.startedAt, attempt.durationMs, attempt.statusCode, attempt.error?.slice(0, 2000) ?? null, attempt.response, status, reason];
+    const breaker = healthy
+      ? `, w AS (UPDATE webhooks w SET consecutive_failures = 0, failing_since = NULL, paused_until = NULL
+                  WHERE w.account_id = $1 AND w.id = $10 AND (w.consecutive_failures <> 0 OR w.failing_since IS NOT NULL OR w.paused_until IS NOT NULL))`
+      : '';
     const rows = await this.db.query(
       scope,
       `WITH a AS (INSERT INTO webhook_invocation_attempts (account_id, invocation_id, started_at, duration_ms, status_code, error, response)
-                  SELECT i.account_id, i.id, $3, $4, $5, $6, $7 FROM webhook_invocations i WHERE i.account_id = $1 AND i.id = $2 RETURNING invocation_id)
-       UPDATE webhook_invocations i SET attempts = i.attempts + 1, status = $8, reason = $9, updated_at = now(),
-              completed_at = CASE WHEN $8 IN ('success', 'failed') THEN now() END
-        FROM a WHERE i.account_id = $1 AND i.id = a.invocation_id RETURNING i.id`,
-      [String(id), attempt.startedAt, attempt.durationMs, attempt.statusCode, attempt.error?.slice(0, 2000) ?? null, attempt.response, status, reason],
+                  SELECT i.account_id, i.id, $3, $4, $5, $6, $7 FROM webhook_invocations i WHERE i.account_id = $1 AND i.id = $2 RETURNING invocation_id),
+            u AS (UPDATE webhook_invocations i SET attempts = i.attempts + 1, status = $8, reason = $9, updated_at = now(),
+                         completed_at = CASE WHEN $8 IN ('success', 'failed') THEN now() END
+                   FROM a WHERE i.account_id = $1 AND i.id = a.invocation_id RETURNING i.id)${breaker}
+       SELECT id FROM u`,
+      healthy ? [...params, String(healthy.webhookId)] : params,
     );
     return rows.length === 1;
   }
