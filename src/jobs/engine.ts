@@ -1,3 +1,4 @@
+import { setMaxListeners } from 'node:events';
 import { randomUUID } from 'node:crypto';
 import type { Db } from '../db/create-db';
 import type { ClaimedJob, JobQueueStats, JobRepository } from '../domain/jobs/job.repository';
@@ -79,6 +80,8 @@ export class JobEngine {
     this.lease = options.leaseSeconds ?? 60;
     this.poll = options.pollSeconds ?? 1;
     this.concurrency = options.concurrency ?? DEFAULT_JOB_CONCURRENCY;
+    // every running job may listen for the stop (its request's signal): not a leak
+    setMaxListeners(this.concurrency + 10, this.abort.signal);
   }
 
   /** Registers what runs the jobs of a kind (before start). */
