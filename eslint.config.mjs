@@ -68,7 +68,7 @@ export default tseslint.config(
       // value objects and Relay's page types have no identity of their own
       '@graphql-eslint/strict-id-in-types': [
         'error',
-        { exceptions: { types: ['AccountSettings', 'CallbackRateLimit', 'PageInfo', 'PhoneNumberCapabilities'], suffixes: ['Connection', 'Edge'] } },
+        { exceptions: { types: ['AccountSettings', 'CallbackRateLimit', 'PageInfo', 'PhoneNumberCapabilities', 'WebhookSigningSecret', 'WebhookTestResponse'], suffixes: ['Connection', 'Edge'] } },
       ],
     },
   },

@@ -13,7 +13,7 @@
 //            into <out>/profiles), --executor compiled|interpreter (the service's GraphQL executor),
 //            --node-args '<options>' (the service's node options; its output is kept in <out>/service.log),
 //            --heap-sampling (what each scenario allocates, garbage included: <out>/profiles/*.heapprofile), --out DIR
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
@@ -25,8 +25,8 @@ import { applyMigrations } from '../src/db/schema-engine';
 import type { CursorCodec } from '../src/domain/pagination';
 import { createServices } from '../src/domain/services';
 import type { LoadResult, LoadSpec, RequestVariant } from './load';
-import { freePort, waitForHttp } from './net';
-import { startPostgres, type ThrowawayPostgres } from './postgres';
+import { children, cleanupSync, startServer, throwawayPostgres, type Server } from './processes';
+import { eventsOptions, runEventsBench } from './events';
 import { BENCH_CLIENT, REQUESTER_PHONE, refreshTokenText, seed, tokenText, type Fixture } from './seed';
 import { TARGETS, writeReport, type BenchReport, type CellResult, type LoadFigures, type ReferenceKey, type ReferenceSummary, type ScenarioSummary } from './report';
 
@@ -121,73 +121,6 @@ function parseArgs(argv: string[]): Options {
 }
 
 // ---------------------------------------------------------------- processes
-
-const children = new Set<ChildProcess>();
-let pgServer: ThrowawayPostgres | undefined;
-
-function cleanupSync(): void {
-  for (const child of children) child.kill('SIGKILL');
-  children.clear();
-  pgServer?.stop();
-  pgServer = undefined;
-}
-process.on('exit', cleanupSync);
-for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
-  process.on(signal, () => {
-    console.error(`\n${signal}: stopping the benchmark`);
-    cleanupSync();
-    process.exit(130);
-  });
-}
-
-interface Server {
-  name: string;
-  origin: string;
-  child: ChildProcess;
-  /** what it printed (stdout and stderr) */
-  output: string[];
-  /** SIGTERM, SIGKILL after graceMs */
-  stop(graceMs?: number): Promise<void>;
-}
-
-async function startServer(name: string, script: string, env: Record<string, string>, nodeArgs: string[] = []): Promise<Server> {
-  const port = await freePort();
-  const output: string[] = [];
-  const child = spawn(process.execPath, [...nodeArgs, script], {
-    cwd: ROOT,
-    env: {
-      PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', HOST: '127.0.0.1', PORT: String(port), PUBLIC_URL: `http://127.0.0.1:${port}`,
-      NODE_ENV: 'production', LOG_LEVEL: 'warn', ...env,
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  children.add(child);
-  for (const s of [child.stdout, child.stderr]) s?.on('data', (d: Buffer) => output.push(String(d)));
-  const exited = new Promise<void>((resolve) => child.once('exit', () => {
-    children.delete(child);
-    resolve();
-  }));
-  const origin = `http://127.0.0.1:${port}`;
-  try {
-    await waitForHttp(`${origin}/healthz`, 60_000, () => children.has(child));
-  } catch (err) {
-    child.kill('SIGKILL');
-    throw new Error(`${name} did not start: ${(err as Error).message}\n${output.join('')}`, { cause: err });
-  }
-  return {
-    name,
-    origin,
-    child,
-    output,
-    async stop(graceMs = 3000) {
-      if (!children.has(child)) return;
-      child.kill('SIGTERM');
-      const timer = setTimeout(() => child.kill('SIGKILL'), graceMs);
-      await exited;
-      clearTimeout(timer);
-    },
-  };
-}
 
 /** Runs one load process; resolves with its JSON result. */
 function runLoader(spec: LoadSpec, tmp: string): Promise<LoadResult & { issued: number }> {
@@ -441,7 +374,7 @@ async function main(): Promise<void> {
     let url = process.env.BENCH_DATABASE_URL;
     let pgSettings = 'external server (BENCH_DATABASE_URL)';
     if (!url) {
-      pgServer = await startPostgres();
+      const pgServer = await throwawayPostgres();
       url = pgServer.url;
       pgSettings = pgServer.settings;
       log(`started a throwaway PostgreSQL (${pgSettings})`);
@@ -659,6 +592,11 @@ async function main(): Promise<void> {
     };
     const files = writeReport(report, opts.out, path.join(ROOT, 'bench/tuning-log.md'));
     log(`report: ${files.join(', ')} (${report.meta.totalSeconds.toFixed(0)} s in all, ${minutes(expected)} expected)`);
+    // what events cost and how fast they leave (bench/events.ts), on a database of its own beside this one
+    if (chooses(opts, 'events')) {
+      for (const s of [service, ceiling, floor, listFloor]) await s.stop();
+      await runEventsBench(eventsOptions(opts.mode, opts.out), log);
+    }
   } finally {
     rmSync(tmp, { recursive: true, force: true });
     cleanupSync();

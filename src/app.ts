@@ -11,7 +11,12 @@ import { createContextBuilder } from './http/request-context';
 import { internalError, notFound } from './http/error-envelope';
 import { benchStats } from './http/plugins/bench';
 import { BODY_LIMIT, errorEnvelope, sendError } from './http/plugins/errors';
+import websocket from '@fastify/websocket';
+import { handleProtocols } from 'graphql-ws';
 import { graphql } from './http/plugins/graphql';
+import { subscriptionsHandler } from './http/plugins/subscriptions';
+import { EventFeed } from './domain/events/event-feed';
+import type { SubscriptionLimits } from './domain/events/subscription-limits';
 import { graphiql } from './http/plugins/graphiql';
 import { health } from './http/plugins/health';
 import { jsonBody } from './http/plugins/json-body';
@@ -31,7 +36,9 @@ export interface AppDeps {
   /** the composition root's services over the same database (createServices) */
   services: Services;
   config: Pick<Config, 'hashKey' | 'publicUrl' | 'graphqlIntrospection' | 'logLevel'> &
-    Partial<Pick<Config, 'benchMode' | 'openapiConformance' | 'graphqlExecutor' | 'trustProxy'>>;
+    Partial<Pick<Config, 'benchMode' | 'openapiConformance' | 'graphqlExecutor' | 'trustProxy' | 'worker'>>;
+  /** limits of live subscriptions (docs/api.md, "Live events"); tests lower them */
+  subscriptionLimits?: Partial<SubscriptionLimits>;
   /** pino options or false; tests pass a stream to capture logs */
   logger?: FastifyServerOptions['logger'];
 }
@@ -39,6 +46,8 @@ export interface AppDeps {
 export interface App {
   fastify: FastifyInstance;
   services: Services;
+  /** the live fan-out of events to subscriptions */
+  eventFeed: EventFeed;
 }
 
 /** Builds the HTTP application over a database, from its plugins; never listens (main.ts does). */
@@ -75,10 +84,21 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   if (config.openapiConformance) {
     await fastify.register(openapiConformance, { mode: config.openapiConformance, document: () => fastify.swagger() as unknown as OpenApiDocument });
   }
-  await fastify.register(health, { db });
+  await fastify.register(health, { db, jobs: () => services.jobs.stats(), worker: config.worker ?? false });
   // bench instrumentation exists only in bench mode: nothing of it runs otherwise
   if (config.benchMode) await fastify.register(benchStats, { db });
-  await fastify.register(graphql, { schema, buildContext, introspection: config.graphqlIntrospection, executor });
+  // live events: the process's one LISTEN, from its first subscriber on
+  const feed = new EventFeed({
+    listen: (channel, onNotify) => db.listen(channel, onNotify),
+    read: (id) => services.eventLog.findPublished(id),
+    onError: (err) => fastify.log.error({ err }, 'event feed: an event could not be read'),
+  });
+  fastify.addHook('onClose', () => feed.stop());
+  // WebSocket upgrades of the routes registered after it: GET /graphql's (graphql-ws subscriptions)
+  await fastify.register(websocket, { options: { maxPayload: BODY_LIMIT, handleProtocols: (protocols) => handleProtocols(protocols) } });
+  const subscriptions = (limits: Parameters<typeof subscriptionsHandler>[0]['limits']) =>
+    subscriptionsHandler({ schema, buildContext, services, feed, limits, log: fastify.log, subscriptionLimits: deps.subscriptionLimits });
+  await fastify.register(graphql, { schema, buildContext, introspection: config.graphqlIntrospection, executor, subscriptions });
   // the offline GraphQL explorer, gated like the Sandbox page: without introspection it has no schema to show
   if (config.graphqlIntrospection) await fastify.register(graphiql);
   // the OpenAPI document collects the routes registered after it
@@ -90,5 +110,5 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   await fastify.register(authorizePages, { services, hashKey: config.hashKey, publicUrl: config.publicUrl });
   // GET /api/v2/openapi.json and Swagger UI at /api/docs, without authentication
   await fastify.register(apiDocs);
-  return { fastify, services };
+  return { fastify, services, eventFeed: feed };
 }

@@ -1,3 +1,4 @@
+import { DEFAULT_JOB_CONCURRENCY } from './jobs/engine';
 import { readFileSync, writeFileSync, mkdirSync, existsSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import { isIP } from 'node:net';
@@ -49,6 +50,16 @@ export interface Config {
   /** what the start logs as warnings (a configuration that works but is unsafe) */
   warnings: string[];
   graphqlIntrospection: boolean;
+  /**
+   * Whether a webhook may point at a private, loopback or link-local address, over
+   * plain http (WEBHOOK_ALLOW_PRIVATE_ENDPOINTS; default: false in production, true
+   * otherwise). src/domain/webhooks/endpoint-guard.ts.
+   */
+  webhookAllowPrivateEndpoints: boolean;
+  /** whether this process runs the background engine (WORKER; `--no-worker` turns it off for a web-only process) */
+  worker?: boolean;
+  /** jobs one process's engine runs at once (JOB_CONCURRENCY): deliveries mostly wait on receivers, so many */
+  jobConcurrency?: number;
   /**
    * What runs GraphQL operations (GraphQL and REST alike): `compiled` (graphql-jit,
    * the default) or `interpreter` (graphql-js's execute), a switch to fall back on
@@ -173,6 +184,11 @@ export function loadConfig(env: Env = process.env): Config {
       'is required when NODE_ENV=production: the public base URL of the service, e.g. https://help.example.com (links and account subdomains are built from it, never from the Host header)',
     );
   }
+  const webhookAllowPrivateEndpoints = bool(env, 'WEBHOOK_ALLOW_PRIVATE_ENDPOINTS', nodeEnv !== 'production');
+  const warnings = hashKeyWarning === undefined ? [] : [hashKeyWarning];
+  if (nodeEnv === 'production' && webhookAllowPrivateEndpoints) {
+    warnings.push('WEBHOOK_ALLOW_PRIVATE_ENDPOINTS=true in production: webhooks may call plain http and private, loopback and link-local addresses (the metadata service included)');
+  }
   return {
     env: nodeEnv,
     host: env.HOST?.trim() || '127.0.0.1',
@@ -187,10 +203,13 @@ export function loadConfig(env: Env = process.env): Config {
     adminEmail,
     adminPassword,
     hashKey,
-    warnings: hashKeyWarning === undefined ? [] : [hashKeyWarning],
+    warnings,
     // Apollo's convention: introspection, the Sandbox landing page and "Did you
     // mean …?" suggestions are off in production unless asked for.
     graphqlIntrospection: bool(env, 'GRAPHQL_INTROSPECTION', nodeEnv !== 'production'),
+    webhookAllowPrivateEndpoints,
+    worker: bool(env, 'WORKER', true),
+    jobConcurrency: int(env, 'JOB_CONCURRENCY', DEFAULT_JOB_CONCURRENCY, 1, 1000),
     graphqlExecutor: executorKind(env),
     limits: {
       loginFailures: 10,

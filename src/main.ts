@@ -8,6 +8,7 @@ import { DatabaseInUseError } from './db/dir-lock';
 import { bootstrapAdmin } from './domain/directory/bootstrap';
 import { createServices, type Services } from './domain/services';
 import { buildApp } from './app';
+import { createJobEngine } from './jobs/kinds';
 import { loggerOptions } from './logger';
 
 const SHUTDOWN_GRACE_MS = 10_000;
@@ -32,7 +33,7 @@ async function prepareDatabase(db: Db, services: Services, config: Config, log: 
 
 async function runServer(config: Config, log: pino.Logger, prepare: boolean): Promise<void> {
   const db = await createDb({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolSize: config.dbPoolSize, countStatements: config.benchMode });
-  const services = createServices({ db, hashKey: config.hashKey, limits: config.limits });
+  const services = createServices({ db, hashKey: config.hashKey, limits: config.limits, webhookAllowPrivateEndpoints: config.webhookAllowPrivateEndpoints });
   if (prepare) await prepareDatabase(db, services, config, log);
   const { fastify } = await buildApp({ db, services, config, logger: loggerOptions(config.logLevel) });
   let stopping = false;
@@ -45,6 +46,9 @@ async function runServer(config: Config, log: pino.Logger, prepare: boolean): Pr
   });
   await fastify.listen({ port: config.port, host: config.host });
   log.info(`listening on http://${config.host}:${config.port} (GraphQL: /graphql, REST: /api/v2, database: ${db.kind})`);
+  // the background engine (WORKER, on by default; off in a web-only process)
+  const engine = config.worker ? createJobEngine(db, services, { log, concurrency: config.jobConcurrency }) : undefined;
+  await engine?.start();
 
   const stop = async (signal: string) => {
     if (stopping) return;
@@ -56,13 +60,40 @@ async function runServer(config: Config, log: pino.Logger, prepare: boolean): Pr
     }, SHUTDOWN_GRACE_MS);
     timer.unref();
     try {
+      // no new requests, then no new jobs: the ones running finish (or go back to the queue)
       await fastify.close();
+      await engine?.stop();
       await db.close();
       process.exit(0);
     } catch (err) {
       log.error({ err }, 'error during shutdown');
       process.exit(1);
     }
+  };
+  process.on('SIGTERM', () => void stop('SIGTERM'));
+  process.on('SIGINT', () => void stop('SIGINT'));
+}
+
+/** `npm run worker`: the background engine alone, no HTTP (beside web-only processes started with --no-worker). */
+async function runWorker(config: Config, log: pino.Logger): Promise<void> {
+  const db = await createDb({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolSize: config.dbPoolSize });
+  const services = createServices({ db, hashKey: config.hashKey, limits: config.limits, webhookAllowPrivateEndpoints: config.webhookAllowPrivateEndpoints });
+  await prepareDatabase(db, services, config, log);
+  const engine = createJobEngine(db, services, { log, concurrency: config.jobConcurrency });
+  await engine.start();
+  log.info(`worker started: running background jobs, no HTTP (database: ${db.kind})`);
+  let stopping = false;
+  const stop = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    log.info({ signal }, 'shutting down: finishing the jobs that run');
+    setTimeout(() => {
+      log.error('shutdown took too long; exiting');
+      process.exit(1);
+    }, SHUTDOWN_GRACE_MS).unref();
+    await engine.stop();
+    await db.close();
+    process.exit(0);
   };
   process.on('SIGTERM', () => void stop('SIGTERM'));
   process.on('SIGINT', () => void stop('SIGINT'));
@@ -107,10 +138,19 @@ async function main(): Promise<void> {
     }
     throw err;
   }
+  // `npm start -- --no-worker`: a web-only process (the jobs run in other processes)
+  if (process.argv.includes('--no-worker')) config = { ...config, worker: false };
+  const workerOnly = process.argv.includes('--worker-only');
+  if (workerOnly && !config.databaseUrl) {
+    // the embedded database is one process's: a separate worker would lock the web process out of it
+    console.error('npm run worker needs DATABASE_URL (a PostgreSQL server): with the embedded database, npm start runs the jobs itself');
+    process.exit(2);
+  }
   const log = pino(loggerOptions(config.logLevel));
   if (cluster.isPrimary) for (const warning of config.warnings) log.warn(warning);
   try {
-    if (config.webConcurrency > 1 && cluster.isPrimary) await runPrimary(config, log);
+    if (workerOnly) await runWorker(config, log);
+    else if (config.webConcurrency > 1 && cluster.isPrimary) await runPrimary(config, log);
     else await runServer(config, log, cluster.isPrimary);
   } catch (err) {
     if (err instanceof DatabaseInUseError) {

@@ -1,18 +1,14 @@
-import { existsSync, mkdirSync } from 'node:fs';
 import path from 'node:path';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { createTestApp, type TestContext } from './helpers/test-app';
-import { describeIf } from './helpers/skip';
+import { describeWithChromium, launchChromium, SHOTS } from './helpers/browser';
 
 // The API reference as a person meets it: Debian's Chromium, driven by playwright-core,
 // opens Swagger UI at /api/docs (served from the package, offline: every request the
 // page makes goes to this server), which loads /api/v2/openapi.json and lists the
 // operations. Screenshots go to test-output/screenshots/ (7-api-docs*.png).
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-const SHOTS = path.join(__dirname, '..', 'test-output', 'screenshots');
-// Outside CI a machine without Chromium skips this file (npm test lists it at the end); CI installs it and must run it.
-const run = describeIf(existsSync(CHROMIUM), 'needs-chromium', `no Chromium at ${CHROMIUM} (apt-get install chromium, or set CHROMIUM_PATH)`);
+const run = describeWithChromium;
 
 run('Swagger UI at /api/docs in a real browser', () => {
   let ctx: TestContext;
@@ -23,13 +19,9 @@ run('Swagger UI at /api/docs in a real browser', () => {
   const problems: string[] = [];
 
   beforeAll(async () => {
-    mkdirSync(SHOTS, { recursive: true });
     ctx = await createTestApp();
     base = await ctx.app.fastify.listen({ port: 0, host: '127.0.0.1' });
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-    });
+    browser = await launchChromium();
     page = await (await browser.newContext({ viewport: { width: 1280, height: 1000 } })).newPage();
     page.on('request', (r) => requests.push(r.url()));
     page.on('requestfailed', (r) => problems.push(`failed: ${r.url()}`));

@@ -32,7 +32,7 @@ type AnyResponse = { headers: Record<string, unknown> | { get(name: string): str
 
 interface ExpectedRecord {
   action: 'create' | 'update' | 'destroy';
-  source_type: 'account' | 'user' | 'group' | 'voice_phone_number' | 'oauth_client' | 'oauth_token';
+  source_type: 'account' | 'user' | 'group' | 'voice_phone_number' | 'oauth_client' | 'oauth_token' | 'webhook';
   source_id: string | number | bigint;
   /** default [] */
   changed_fields?: string[];
@@ -64,7 +64,7 @@ interface Kit {
   /** a GraphQL request as `who` (a user: Basic; or headers), failing the test on any error */
   gql(who: TestUser | Headers, query: string, variables?: Record<string, unknown>): Promise<{ res: AnyResponse; data: Record<string, any> }>;
   /** a REST request as `who`, failing the test on anything but 2xx */
-  rest(who: TestUser | Headers, method: 'POST' | 'PUT' | 'DELETE', url: string, payload?: object): Promise<{ res: AnyResponse; body: any }>;
+  rest(who: TestUser | Headers, method: 'POST' | 'PUT' | 'PATCH' | 'DELETE', url: string, payload?: object): Promise<{ res: AnyResponse; body: any }>;
   /** a client made by the admin over GraphQL */
   client(input?: Record<string, unknown>): Promise<{ id: string; name: string; secret: string }>;
   /** a token of the admin for `clientId`, over GraphQL */
@@ -93,10 +93,13 @@ const bearer = (token: string) => ({ authorization: `Bearer ${token}` });
 const EXEMPT_MUTATIONS: Record<string, string> = {
   // callback requests are customer traffic, like Zendesk tickets, not administration
   createCallbackRequest: 'customer traffic',
+  // sends a test request to the webhook and stores nothing (docs/api.md, "Webhook deliveries")
+  testWebhook: 'changes nothing',
 };
 /** REST routes of those mutations */
 const EXEMPT_ROUTES: Record<string, string> = {
   'POST /api/v2/channels/voice/callback_requests': 'customer traffic (createCallbackRequest)',
+  'POST /api/v2/webhooks/:id/test': 'changes nothing (testWebhook)',
 };
 
 /** Every GraphQL mutation, by its field name. */
@@ -519,6 +522,83 @@ async function codeFlow(k: Kit, c: RegisteredClient): Promise<{ id: string; acce
   k.issued.push(res.body.access_token, res.body.refresh_token);
   return { id: await k.idOf(res.body.access_token), access_token: res.body.access_token, refresh_token: res.body.refresh_token };
 }
+
+/** Webhooks: every change is audited by field names; a signing secret never reaches a record. */
+const WEBHOOK = { name: 'Audited hook', endpoint: 'https://hooks.example.com/a', httpMethod: 'POST', requestFormat: 'JSON', status: 'ACTIVE' };
+const WEBHOOK_FIELDS = ['name', 'endpoint', 'http_method', 'request_format', 'status', 'signing_secret'];
+const newWebhook = async (k: Kit, name = 'Audited hook') =>
+  (await k.gql(k.admin, 'mutation($input: WebhookInput!) { createWebhook(input: $input) { id } }', { input: { ...WEBHOOK, name } })).data.createWebhook.id as string;
+const RESET_SECRET = 'mutation($id: ID!) { resetWebhookSigningSecret(id: $id) { secret } }';
+
+Object.assign(MUTATIONS, {
+  createWebhook: {
+    run: async (k) => {
+      const { res, data } = await k.gql(k.admin, 'mutation($input: WebhookInput!) { createWebhook(input: $input) { id } }', { input: WEBHOOK });
+      return { res, records: [{ action: 'create', source_type: 'webhook', source_id: data.createWebhook.id, source_label: 'Audited hook', changed_fields: WEBHOOK_FIELDS }] };
+    },
+  },
+  updateWebhook: {
+    setup: (k) => newWebhook(k, 'Hook 2'),
+    run: async (k, id: string) => {
+      const { res } = await k.gql(k.admin, 'mutation($id: ID!) { updateWebhook(id: $id, input: { status: INACTIVE }) { id } }', { id });
+      return { res, records: [{ action: 'update', source_type: 'webhook', source_id: id, changed_fields: ['status'], source_label: 'Hook 2' }] };
+    },
+  },
+  deleteWebhook: {
+    setup: (k) => newWebhook(k, 'Hook 3'),
+    run: async (k, id: string) => {
+      const { res } = await k.gql(k.admin, 'mutation($id: ID!) { deleteWebhook(id: $id) }', { id });
+      return { res, records: [{ action: 'destroy', source_type: 'webhook', source_id: id, source_label: 'Hook 3' }] };
+    },
+  },
+  resetWebhookSigningSecret: {
+    setup: (k) => newWebhook(k, 'Hook 4'),
+    run: async (k, id: string) => {
+      const { res, data } = await k.gql(k.admin, RESET_SECRET, { id });
+      k.issued.push(data.resetWebhookSigningSecret.secret);
+      return { res, records: [{ action: 'update', source_type: 'webhook', source_id: id, changed_fields: ['signing_secret'], source_label: 'Hook 4' }] };
+    },
+  },
+} satisfies Record<string, Row>);
+
+const REST_WEBHOOK = { name: 'REST hook', endpoint: 'https://hooks.example.com/r', http_method: 'POST', request_format: 'json', status: 'active' };
+Object.assign(ROUTES, {
+  'POST /api/v2/webhooks': {
+    run: async (k) => {
+      const { res, body } = await k.rest(k.admin, 'POST', '/api/v2/webhooks', { webhook: REST_WEBHOOK });
+      return { res, records: [{ action: 'create', source_type: 'webhook', source_id: body.webhook.id, source_label: 'REST hook', changed_fields: WEBHOOK_FIELDS }] };
+    },
+  },
+  'PUT /api/v2/webhooks/:id': {
+    setup: (k) => newWebhook(k, 'Hook 5'),
+    run: async (k, id: string) => {
+      const { res } = await k.rest(k.admin, 'PUT', `/api/v2/webhooks/${id}`, { webhook: { ...REST_WEBHOOK, name: 'Hook 5b' } });
+      return { res, records: [{ action: 'update', source_type: 'webhook', source_id: id, changed_fields: ['name', 'endpoint'], source_label: 'Hook 5b' }] };
+    },
+  },
+  'PATCH /api/v2/webhooks/:id': {
+    setup: (k) => newWebhook(k, 'Hook 6'),
+    run: async (k, id: string) => {
+      const { res } = await k.rest(k.admin, 'PATCH', `/api/v2/webhooks/${id}`, { webhook: { description: 'Audited' } });
+      return { res, records: [{ action: 'update', source_type: 'webhook', source_id: id, changed_fields: ['description'], source_label: 'Hook 6' }] };
+    },
+  },
+  'DELETE /api/v2/webhooks/:id': {
+    setup: (k) => newWebhook(k, 'Hook 7'),
+    run: async (k, id: string) => {
+      const { res } = await k.rest(k.admin, 'DELETE', `/api/v2/webhooks/${id}`);
+      return { res, records: [{ action: 'destroy', source_type: 'webhook', source_id: id, source_label: 'Hook 7' }] };
+    },
+  },
+  'POST /api/v2/webhooks/:id/signing_secret': {
+    setup: (k) => newWebhook(k, 'Hook 8'),
+    run: async (k, id: string) => {
+      const { res, body } = await k.rest(k.admin, 'POST', `/api/v2/webhooks/${id}/signing_secret`);
+      k.issued.push(body.signing_secret.secret);
+      return { res, records: [{ action: 'update', source_type: 'webhook', source_id: id, changed_fields: ['signing_secret'], source_label: 'Hook 8' }] };
+    },
+  },
+} satisfies Record<string, Row>);
 
 const requestIdOf = (res: AnyResponse): string => {
   const h = res.headers as { get?: (name: string) => string | null };

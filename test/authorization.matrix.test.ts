@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { getNamedType, isObjectType, type GraphQLField, type GraphQLObjectType } from 'graphql';
 import { buildGraphQLSchema } from '../src/graphql/schema';
 import { createTestApp, insertToken, type TestContext, type TestUser } from './helpers/test-app';
@@ -52,6 +53,13 @@ const RULES: Record<string, TypeRules> = {
       // the audit log: admins (a token's `auditlogs:read` grants it too; this matrix's tokens carry read/write only)
       auditLogs: read('admin'),
       auditLog: read('admin'),
+      // webhooks and their signing secrets: admins
+      webhooks: read('admin'),
+      webhook: read('admin'),
+      webhookSigningSecret: read('admin'),
+      // what webhooks sent: as webhooks are read
+      webhookInvocations: read('admin'),
+      webhookInvocationAttempts: read('admin'),
     },
   },
   Mutation: {
@@ -78,6 +86,11 @@ const RULES: Record<string, TypeRules> = {
       updatePhoneNumber: write('admin'),
       deletePhoneNumber: write('admin'),
       updateAccountSettings: write('admin'),
+      createWebhook: write('admin'),
+      updateWebhook: write('admin'),
+      deleteWebhook: write('admin'),
+      resetWebhookSigningSecret: write('admin'),
+      testWebhook: write('admin'),
     },
   },
   // a token shows its own scalar fields; its client only as oauthClient(id) would, its user as `me` or an admin would
@@ -114,7 +127,21 @@ const RULES: Record<string, TypeRules> = {
   },
   AuditLogConnection: { inherit: 'edges pageInfo totalCount' },
   AuditLogEdge: { inherit: 'cursor node' },
+  Webhook: { inherit: 'id name description endpoint httpMethod requestFormat status subscriptions createdById updatedById createdAt updatedAt' },
+  WebhookConnection: { inherit: 'edges pageInfo totalCount' },
+  WebhookEdge: { inherit: 'cursor node' },
+  WebhookSigningSecret: { inherit: 'algorithm secret' },
+  WebhookInvocation: { inherit: 'id webhookId eventId eventType status attempts reason createdAt updatedAt completedAt' },
+  WebhookInvocationConnection: { inherit: 'edges pageInfo totalCount' },
+  WebhookInvocationEdge: { inherit: 'cursor node' },
+  WebhookTestResponse: { inherit: 'status body error' },
+  WebhookInvocationAttempt: { inherit: 'id invocationId startedAt durationMs statusCode error response' },
+  // live events (over WebSocket: test/subscriptions.test.ts runs this gate for each kind of caller it names)
+  Subscription: { inherit: '', gates: { accountEvents: read('admin') } },
+  AccountEvent: { inherit: 'id type subject time detail event zendeskEventVersion' },
 };
+
+const WEBHOOK_INPUT = '{ name: "matrix", endpoint: "http://127.0.0.1:9/m", httpMethod: POST, requestFormat: JSON, status: ACTIVE }';
 
 type Principal = 'admin' | 'agent' | 'endUser' | 'impersonated';
 type Credential = 'basic' | 'read' | 'writeOnly' | 'invalidScope';
@@ -204,6 +231,8 @@ describe('authorization matrix: every field path up to depth 3 × every kind of 
   let phoneNumberId: bigint;
   let auditLogId: bigint;
   let groupId: bigint;
+  let webhookId: string;
+  let invocationId: bigint;
   let fresh = 0;
   /** Authorization headers, per caller; tokens are fresh for mutations (revokeCurrentOAuthToken kills them) */
   let headersFor: (principal: Principal, credential: Credential) => Promise<{ headers: Record<string, string>; ownTokenId: bigint }>;
@@ -231,6 +260,12 @@ describe('authorization matrix: every field path up to depth 3 × every kind of 
     const created = await ctx.graphql('mutation { createOAuthClient(input: { name: "audited", scopes: "read", redirectUris: ["https://example.com/cb"] }) { id } }', {}, { authorization: users.admin.basic });
     expect(created.json().errors).toBeUndefined();
     auditLogId = (await ctx.db.prisma.auditLog.findFirstOrThrow({ where: { accountId: account } })).id;
+    webhookId = (await ctx.graphql(`mutation { createWebhook(input: ${WEBHOOK_INPUT}) { id } }`, {}, { authorization: users.admin.basic })).json().data.createWebhook.id;
+    // an invocation of it with an attempt, so that the invocation lists have something to show
+    invocationId = (await ctx.db.prisma.webhookInvocation.create({
+      data: { accountId: account, webhookId: BigInt(webhookId), eventId: randomUUID(), eventType: 'zen:event-type:oauth_client.created', status: 'success', attempts: 1 },
+    })).id;
+    await ctx.db.prisma.webhookInvocationAttempt.create({ data: { accountId: account, invocationId, startedAt: new Date(), durationMs: 3, statusCode: 200, response: 'ok' } });
     await ctx.db.prisma.callbackRequest.create({
       data: { accountId: account, phoneNumberId, requesterPhoneNumber: '+14155552672', requestedGroupIds: [], routedGroupIds: [], createdById: users.agent.id },
     });
@@ -287,6 +322,21 @@ describe('authorization matrix: every field path up to depth 3 × every kind of 
         return `(id: "${self.id}", password: "${self.password}", previousPassword: "${self.password}")`;
       case 'group':
         return `(id: "${groupId}")`;
+      case 'webhook':
+      case 'webhookSigningSecret':
+      case 'resetWebhookSigningSecret':
+      case 'testWebhook':
+        return `(id: "${webhookId}")`;
+      case 'webhookInvocations':
+        return `(webhookId: "${webhookId}")`;
+      case 'webhookInvocationAttempts':
+        return `(webhookId: "${webhookId}", invocationId: "${invocationId}")`;
+      case 'createWebhook':
+        return `(input: ${WEBHOOK_INPUT})`;
+      case 'updateWebhook':
+        return `(id: "${webhookId}", input: { name: "renamed" })`;
+      case 'deleteWebhook':
+        return `(id: "${(await ctx.graphql(`mutation { createWebhook(input: ${WEBHOOK_INPUT}) { id } }`, {}, { authorization: users.admin.basic })).json().data.createWebhook.id}")`;
       case 'createGroup':
         return '(input: { name: "matrix" })';
       case 'updateGroup':

@@ -92,4 +92,20 @@ describeOnPostgres('npm run bench -- --smoke', () => {
     expect(existsSync(path.join(out.path, 'ratios.svg'))).toBe(true);
     expect(readFileSync(path.join(out.path, 'ratios.svg'), 'utf8')).toMatch(/^<svg[\s\S]*<rect[\s\S]*<\/svg>\s*$/);
   });
+
+  it('then measures events (bench/events.ts): write cost, deliveries drained by a worker process, subscription fan-out; events.{json,md}', () => {
+    expect(run.stdout).toMatch(/write cost: 50 client updates with their event and 50 without/);
+    const report = JSON.parse(readFileSync(path.join(out.path, 'events.json'), 'utf8'));
+    expect(report.meta).toMatchObject({ mode: 'smoke', judged: false });
+    expect(report.write).toMatchObject({ iterations: 50 });
+    for (const ms of [report.write.withMs, report.write.withoutMs]) expect(ms).toBeGreaterThan(0);
+    // every event delivered once, signed; every subscriber heard the change
+    expect(report.deliveries).toMatchObject({ events: 100, liveEvents: 100, repeats: 0, unsigned: 0 });
+    expect(report.deliveries.perSecond).toBeGreaterThan(0);
+    expect(report.fanOut).toMatchObject({ subscribers: 20, rounds: 1 });
+    expect(report.fanOut.lastMs).toBeGreaterThan(0);
+    const md = readFileSync(path.join(out.path, 'events.md'), 'utf8');
+    expect(md).toMatch(/^\| events delivered per second to a local receiver \(100 committed, one worker process drains them\) \| \*\*\d+\/s\*\*/m);
+    expect(md).toMatch(/not judged \(smoke\)/);
+  });
 });

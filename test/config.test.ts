@@ -30,6 +30,8 @@ describe('configuration (docs/api.md, "Operations")', () => {
     ['OAUTH_CLIENT_LIVE_TOKENS', { OAUTH_CLIENT_LIVE_TOKENS: 'many' }],
     ['LOG_LEVEL', { LOG_LEVEL: 'loud' }],
     ['ADMIN_PASSWORD', { ADMIN_PASSWORD: 'short' }],
+    ['JOB_CONCURRENCY', { JOB_CONCURRENCY: '0' }],
+    ['JOB_CONCURRENCY', { JOB_CONCURRENCY: 'lots' }],
   ])('names %s when it is bad (%j)', (variable, vars) => {
     let error: unknown;
     try {
@@ -39,6 +41,11 @@ describe('configuration (docs/api.md, "Operations")', () => {
     }
     expect(error).toBeInstanceOf(ConfigError);
     expect((error as Error).message).toContain(variable);
+  });
+
+  it('runs 50 background jobs at once per process unless JOB_CONCURRENCY says otherwise', () => {
+    expect(loadConfig(env({})).jobConcurrency).toBe(50);
+    expect(loadConfig(env({ JOB_CONCURRENCY: '8' })).jobConcurrency).toBe(8);
   });
 
   it('runs several workers only on PostgreSQL', () => {

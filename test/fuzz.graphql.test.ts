@@ -21,7 +21,7 @@ import type { InjectOptions } from 'fastify';
 import { buildGraphQLSchema } from '../src/graphql/schema';
 import { GRAPHQL_LIMITS, operationCost } from '../src/graphql/limits';
 import {
-  auditLogFilterSpec,
+  auditLogFilterSpec, webhookSpec,
   callbackRequestSpec,
   directorySpecs,
   createFuzzFixture,
@@ -89,7 +89,7 @@ const SELF_OPS = new Set(['currentOAuthToken', 'revokeCurrentOAuthToken']);
  * caller's account ("own") or of another account ("foreign"). An ID argument
  * missing here fails the first test: add it when adding the field.
  */
-type Entity = 'client' | 'token' | 'phoneNumber' | 'group' | 'user' | 'auditLog';
+type Entity = 'client' | 'token' | 'phoneNumber' | 'group' | 'user' | 'auditLog' | 'webhook' | 'invocation';
 const ID_ARGS: Record<string, Entity> = {
   'oauthClient.id': 'client',
   'updateOAuthClient.id': 'client',
@@ -111,15 +111,24 @@ const ID_ARGS: Record<string, Entity> = {
   'updatePhoneNumber.id': 'phoneNumber',
   'deletePhoneNumber.id': 'phoneNumber',
   'auditLog.id': 'auditLog',
+  'webhook.id': 'webhook',
+  'webhookSigningSecret.id': 'webhook',
+  'updateWebhook.id': 'webhook',
+  'deleteWebhook.id': 'webhook',
+  'resetWebhookSigningSecret.id': 'webhook',
+  'testWebhook.id': 'webhook',
+  'webhookInvocations.webhookId': 'webhook',
+  'webhookInvocationAttempts.webhookId': 'webhook',
+  'webhookInvocationAttempts.invocationId': 'invocation',
 };
-const FOREIGN: Record<Entity, 'otherClient' | 'otherToken' | 'otherPhoneNumber' | 'otherGroup' | 'otherUser' | 'otherAuditLog'> = {
-  client: 'otherClient', token: 'otherToken', phoneNumber: 'otherPhoneNumber', group: 'otherGroup', user: 'otherUser', auditLog: 'otherAuditLog',
+const FOREIGN: Record<Entity, 'otherClient' | 'otherToken' | 'otherPhoneNumber' | 'otherGroup' | 'otherUser' | 'otherAuditLog' | 'otherWebhook' | 'otherInvocation'> = {
+  client: 'otherClient', token: 'otherToken', phoneNumber: 'otherPhoneNumber', group: 'otherGroup', user: 'otherUser', auditLog: 'otherAuditLog', webhook: 'otherWebhook', invocation: 'otherInvocation',
 };
 
 /** Field rules of each input object type (test/helpers/fuzz.ts). A type missing here fails the first test. */
 function inputSpecs(fx: FuzzFixture): Record<string, ObjectSpec> {
   return {
-    OAuthClientInput: oauthClientSpec(), CreateOAuthTokenInput: oauthTokenSpec(fx), CallbackRequestInput: callbackRequestSpec(fx), AuditLogFilter: auditLogFilterSpec(fx),
+    OAuthClientInput: oauthClientSpec(), CreateOAuthTokenInput: oauthTokenSpec(fx), CallbackRequestInput: callbackRequestSpec(fx), AuditLogFilter: auditLogFilterSpec(fx), WebhookInput: webhookSpec(),
     ...directorySpecs(fx),
   };
 }

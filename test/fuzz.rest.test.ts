@@ -3,7 +3,7 @@ import type { InjectOptions } from 'fastify';
 import { restRoutes } from '../src/rest/routes';
 import {
   createFuzzFixture,
-  directorySpecs,
+  directorySpecs, webhookSpec,
   deepArray,
   deepObject,
   describeResponse,
@@ -45,7 +45,7 @@ import {
 jest.setTimeout(300_000);
 
 interface Target {
-  method: 'GET' | 'POST' | 'PUT' | 'DELETE';
+  method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
   /** path under /api/v2 as declared, e.g. /oauth/clients/:id */
   template: string;
   json: boolean;
@@ -161,6 +161,14 @@ function bodySpecs(fx: FuzzFixture): Record<string, BodySpec | 'ignored'> {
   const phoneExtra = { nickname: notAString.filter((v) => v !== null), callback_enabled: notABoolean, capabilities: notFlags };
   const createPhone = snake(dir.PhoneNumberInput, { number: 'number', ...phoneFields }, { number: notAString, ...phoneExtra });
   const updatePhone = snake(dir.UpdatePhoneNumberInput, phoneFields, phoneExtra);
+  const hook = webhookSpec();
+  const webhookFields = snake(hook, { name: 'name', description: 'description', endpoint: 'endpoint', http_method: 'httpMethod', request_format: 'requestFormat', status: 'status', subscriptions: 'subscriptions' }, {
+    name: notAString, description: notAString.filter((v) => v !== null), endpoint: notAString, http_method: fc.oneof(fc.constantFrom('post', 'TRACE', ''), notAString),
+    request_format: fc.oneof(fc.constantFrom('JSON', 'xml', ''), notAString), status: fc.oneof(fc.constantFrom('ACTIVE', 'on', ''), notAString),
+    subscriptions: fc.constantFrom<unknown>('zen:event-type:user.created', [1], [null], {}, [['x']]),
+  });
+  webhookFields.request_format = { ...webhookFields.request_format, valid: lower(hook.requestFormat.valid) };
+  webhookFields.status = { ...webhookFields.status, valid: lower(hook.status.valid) };
   const settingsFields = snake(dir.AccountSettingsInput, { omnichannel_routing: 'omnichannelRouting' }, { omnichannel_routing: notABoolean });
   return {
     'POST /users': { wrapper: 'user', fields: createUser },
@@ -184,6 +192,12 @@ function bodySpecs(fx: FuzzFixture): Record<string, BodySpec | 'ignored'> {
     'DELETE /oauth/tokens/current': 'ignored',
     'DELETE /oauth/tokens/:id': 'ignored',
     'POST /channels/voice/callback_requests': { wrapper: 'callback_request', fields: callbackFields },
+    'POST /webhooks': { wrapper: 'webhook', fields: webhookFields },
+    'PUT /webhooks/:id': { wrapper: 'webhook', fields: webhookFields },
+    'PATCH /webhooks/:id': { wrapper: 'webhook', fields: webhookFields },
+    'DELETE /webhooks/:id': 'ignored',
+    'POST /webhooks/:id/signing_secret': 'ignored',
+    'POST /webhooks/:id/test': 'ignored',
   };
 }
 
@@ -194,6 +208,7 @@ function idsFor(t: Target, fx: FuzzFixture): { own: string; foreign: string } | 
   if (t.template.startsWith('/audit_logs/:id')) return { own: fx.ids.auditLog, foreign: fx.ids.otherAuditLog };
   if (t.template.startsWith('/users/:id')) return { own: fx.ids.user, foreign: fx.ids.otherUser };
   if (t.template.startsWith('/groups/:id')) return { own: fx.ids.group, foreign: fx.ids.otherGroup };
+  if (t.template.startsWith('/webhooks/:id')) return { own: fx.ids.webhook, foreign: fx.ids.otherWebhook };
   if (t.template.startsWith('/channels/voice/phone_numbers/:id')) return { own: fx.ids.phoneNumber, foreign: fx.ids.otherPhoneNumber };
   return undefined;
 }

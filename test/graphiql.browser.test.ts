@@ -1,8 +1,7 @@
-import { existsSync, mkdirSync } from 'node:fs';
 import path from 'node:path';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { createTestApp, insertToken, type TestContext, type TestUser } from './helpers/test-app';
-import { describeIf } from './helpers/skip';
+import { describeWithChromium, launchChromium, SHOTS } from './helpers/browser';
 
 // The offline GraphQL explorer as a person meets it: Debian's Chromium, driven by
 // playwright-core, opens GraphiQL at /graphiql (served from the installed packages:
@@ -11,10 +10,7 @@ import { describeIf } from './helpers/skip';
 // default document and reads the docs. Screenshots go to test-output/screenshots/
 // (8-graphiql*.png).
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-const SHOTS = path.join(__dirname, '..', 'test-output', 'screenshots');
-// Outside CI a machine without Chromium skips this file (npm test lists it at the end); CI installs it and must run it.
-const run = describeIf(existsSync(CHROMIUM), 'needs-chromium', `no Chromium at ${CHROMIUM} (apt-get install chromium, or set CHROMIUM_PATH)`);
+const run = describeWithChromium;
 
 run('GraphiQL at /graphiql in a real browser', () => {
   let ctx: TestContext;
@@ -28,14 +24,10 @@ run('GraphiQL at /graphiql in a real browser', () => {
   const problems: string[] = [];
 
   beforeAll(async () => {
-    mkdirSync(SHOTS, { recursive: true });
     ctx = await createTestApp();
     admin = await ctx.createUser(await ctx.createAccount(), 'admin', { email: 'grace.admin@example.com' });
     base = await ctx.app.fastify.listen({ port: 0, host: '127.0.0.1' });
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-    });
+    browser = await launchChromium();
     page = await (await browser.newContext({ viewport: { width: 1400, height: 900 } })).newPage();
     page.on('request', (r) => {
       requests.push(r.url());
@@ -102,6 +94,29 @@ run('GraphiQL at /graphiql in a real browser', () => {
     await page.getByRole('dialog').getByText('Clear storage').waitFor({ timeout: 10_000 });
     await page.keyboard.press('Escape');
     await page.getByRole('dialog').waitFor({ state: 'detached', timeout: 10_000 });
+  });
+
+  it('runs a subscription over WebSocket with the Headers pane as credentials: an event shows after a change', async () => {
+    const sockets: string[] = [];
+    page.on('websocket', (ws) => sockets.push(ws.url()));
+    await queryEditor().click();
+    await page.keyboard.press('Control+A');
+    await page.keyboard.insertText('subscription Live { accountEvents { type subject } }');
+    // GraphiQL takes the operation's name from the editor a moment after typing (before, it would send the previous one's, "Me")
+    await page.waitForTimeout(500);
+    await page.locator('.graphiql-execute-button').click();
+    // the subscription is live once the server holds it (graphql-ws does not acknowledge a subscribe)
+    const deadline = Date.now() + 15_000;
+    while (ctx.app.eventFeed.subscriptionCount === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    const created = await ctx.inject({
+      method: 'POST', url: '/api/v2/oauth/clients', headers: { authorization: admin.basic },
+      payload: { name: 'Seen live', scopes: 'read', redirect_uris: 'https://live.example.com/cb' },
+    });
+    expect(created.statusCode).toBe(201);
+    await resultPane().getByText('zen:event-type:oauth_client.created').waitFor({ timeout: 15_000 });
+    expect(await resultPane().innerText()).toContain(`zen:oauth_client:${created.json().id}`);
+    expect(sockets).toEqual([`${base.replace(/^http/, 'ws')}/graphql`]);
+    await page.screenshot({ path: path.join(SHOTS, '8-graphiql-subscription.png') });
   });
 
   it('needed nothing but this server: no CDN, no failed request, no script error, no policy violation', () => {

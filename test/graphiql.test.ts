@@ -46,7 +46,7 @@ describe('GET /graphiql (introspection on)', () => {
     expect(res.body).toMatch(/<title>GraphiQL: Help desk GraphQL API \(offline explorer\)<\/title>/);
     // every script is a file of this server: no inline code, no other origin
     const scriptTags = [...res.body.matchAll(/<script\b[^>]*>/g)].map((m) => m[0]);
-    expect(scriptTags.length).toBe(4);
+    expect(scriptTags.length).toBe(5);
     for (const tag of scriptTags) expect(tag).toMatch(/^<script src="graphiql\/assets\/[^"]+">$/);
     expect(res.body).not.toMatch(/<style|style="|https?:\/\//);
   });
@@ -57,6 +57,7 @@ describe('GET /graphiql (introspection on)', () => {
       '/graphiql/assets/react@18.3.1/react.production.min.js',
       '/graphiql/assets/react-dom@18.3.1/react-dom.production.min.js',
       '/graphiql/assets/graphiql@4.1.2/graphiql.min.js',
+      '/graphiql/assets/graphql-ws@6.4.2/graphql-ws.min.js',
       expect.stringMatching(/^\/graphiql\/assets\/start\.[0-9a-f]{12}\.js$/),
     ]);
     expect(styles).toEqual(['/graphiql/assets/graphiql@4.1.2/graphiql.min.css', expect.stringMatching(/^\/graphiql\/assets\/page\.[0-9a-f]{12}\.css$/)]);
@@ -74,7 +75,7 @@ describe('GET /graphiql (introspection on)', () => {
     expect((await ctx.inject({ method: 'GET', url: scripts[0] })).rawPayload.equals(installed('react', 'umd/react.production.min.js'))).toBe(true);
     expect((await ctx.inject({ method: 'GET', url: styles[0] })).rawPayload.equals(installed('graphiql', 'graphiql.min.css'))).toBe(true);
     // the start-up script carries the default document and the headers template
-    const start = (await ctx.inject({ method: 'GET', url: scripts[3] })).body;
+    const start = (await ctx.inject({ method: 'GET', url: scripts[4] })).body;
     expect(start).toContain(JSON.stringify(EXAMPLE_DOCUMENT));
     expect(start).toContain(JSON.stringify(JSON.stringify(EXAMPLE_HEADERS, null, 2)));
   });

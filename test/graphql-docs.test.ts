@@ -1,6 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Kind, parse, type OperationDefinitionNode } from 'graphql';
+import WebSocket from 'ws';
+import { createClient } from 'graphql-ws';
 import { createTestApp, insertToken, type TestContext } from './helpers/test-app';
 
 // Every operation docs/graphql.md shows (a ```graphql block, with the ```json block
@@ -23,6 +25,8 @@ interface Example {
   fields: string[];
   /** the variables the operation declares */
   declared: string[];
+  /** subscriptions run over graphql-ws, with a change made to see their first event */
+  subscription: boolean;
 }
 
 function examplesOf(markdown: string): Example[] {
@@ -44,6 +48,7 @@ function examplesOf(markdown: string): Example[] {
       variables: variablesFollow ? (JSON.parse(next.text) as Record<string, unknown>) : undefined,
       fields,
       declared: (operations[0].variableDefinitions ?? []).map((v) => v.variable.name.value),
+      subscription: operations[0].operation === 'subscription',
     });
   });
   return examples;
@@ -124,9 +129,35 @@ describe('docs/graphql.md: every example operation runs as written', () => {
     expect(new Set(examples.map((e) => e.name)).size).toBe(examples.length);
   });
 
+  /** A subscription example over graphql-ws: its first event after a change (creating a client). */
+  async function firstEvent(example: Example): Promise<{ data?: Record<string, unknown> | null; errors?: unknown }> {
+    if (!ctx.app.fastify.server.listening) await ctx.app.fastify.listen({ port: 0, host: '127.0.0.1' });
+    const port = (ctx.app.fastify.server.address() as { port: number }).port;
+    const client = createClient({ url: `ws://127.0.0.1:${port}/graphql`, webSocketImpl: WebSocket, connectionParams: { authorization }, retryAttempts: 0 });
+    try {
+      const events = client.iterate<Record<string, unknown>>({ query: example.query, variables: fill(example.variables, fixtures) as Record<string, unknown> | undefined });
+      const first = events.next();
+      const deadline = Date.now() + 5000;
+      while (ctx.app.eventFeed.subscriptionCount === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+      await run('mutation { createOAuthClient(input: { name: "Live", scopes: "read", redirectUris: ["https://live.example.com/cb"] }) { id } }');
+      const result = await first;
+      await events.return?.();
+      return result.value as { data?: Record<string, unknown> | null; errors?: unknown };
+    } finally {
+      await client.dispose();
+    }
+  }
+
   test.each(examples.map((e) => [e.name, e] as const))('%s', async (_name, example) => {
     // a misspelt variable would be ignored by the server, and the example not say what it seems to
     expect(Object.keys(example.variables ?? {}).filter((name) => !example.declared.includes(name))).toEqual([]);
+    if (example.subscription) {
+      const event = await firstEvent(example);
+      expect(event.errors).toBeUndefined();
+      expect(Object.keys(event.data ?? {}).sort()).toEqual([...example.fields].sort());
+      for (const field of example.fields) expect({ field, value: event.data![field] ?? null }).not.toEqual({ field, value: null });
+      return;
+    }
     const res = await ctx.graphql(example.query, fill(example.variables, fixtures) as Record<string, unknown> | undefined, { authorization });
     const body = res.json<{ data?: Record<string, unknown> | null; errors?: unknown }>();
     expect({ status: res.statusCode, errors: body.errors }).toEqual({ status: 200, errors: undefined });

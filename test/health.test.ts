@@ -10,6 +10,9 @@ import { createTestDb, type TestDb } from './helpers/test-db';
 
 const config = { hashKey: TEST_HASH_KEY, limits: DEFAULT_LIMITS, graphqlIntrospection: true, logLevel: 'silent' };
 
+/** /readyz's queue when nothing waits (test apps run no engine: worker false) */
+const IDLE_QUEUE = { worker: false, pending: 0, due: 0, running: 0, oldest_due_seconds: 0, dead: 0 };
+
 describe('health endpoints', () => {
   let ctx: TestContext;
 
@@ -24,10 +27,26 @@ describe('health endpoints', () => {
     expect(res.json()).toEqual({ status: 'ok' });
   });
 
-  it('GET /readyz answers 200 ready on a migrated database', async () => {
+  it('GET /readyz answers 200 ready on a migrated database, with the background queue', async () => {
     const res = await ctx.inject({ method: 'GET', url: '/readyz' });
     expect(res.statusCode).toBe(200);
-    expect(res.json()).toEqual({ status: 'ready' });
+    expect(res.json()).toEqual({ status: 'ready', jobs: IDLE_QUEUE });
+  });
+
+  it('GET /readyz shows jobs waiting and how long the oldest has waited', async () => {
+    const account = await ctx.createAccount();
+    await ctx.db.sql("INSERT INTO jobs (account_id, kind, run_at) VALUES ($1, 'readyz-check', now() - interval '42 seconds'), ($1, 'readyz-later', now() + interval '1 hour')", [String(account)]);
+    await ctx.db.sql("INSERT INTO jobs (account_id, kind, dead_at) VALUES ($1, 'readyz-dead', now())", [String(account)]);
+    try {
+      const res = await ctx.inject({ method: 'GET', url: '/readyz' });
+      expect(res.statusCode).toBe(200);
+      const { jobs } = res.json();
+      expect(jobs).toEqual({ ...IDLE_QUEUE, pending: 2, due: 1, oldest_due_seconds: expect.any(Number), dead: 1 });
+      expect(jobs.oldest_due_seconds).toBeGreaterThanOrEqual(42);
+      expect(jobs.oldest_due_seconds).toBeLessThan(60);
+    } finally {
+      await ctx.db.sql("DELETE FROM jobs WHERE kind LIKE 'readyz-%'");
+    }
   });
 });
 
@@ -120,6 +139,6 @@ describe('readiness before migrations', () => {
     await migrate(db);
     const ready = await app.fastify.inject({ method: 'GET', url: '/readyz' });
     expect(ready.statusCode).toBe(200);
-    expect(ready.json()).toEqual({ status: 'ready' });
+    expect(ready.json()).toEqual({ status: 'ready', jobs: IDLE_QUEUE });
   });
 });

@@ -1,10 +1,9 @@
-import { existsSync, mkdirSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import path from 'node:path';
 import * as oauth from 'oauth4webapi';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { INSECURE, startOAuthStack, type OAuthStack, type RegisteredClient } from './helpers/oauth-server';
-import { describeIf } from './helpers/skip';
+import { describeWithChromium, launchChromium, SHOTS } from './helpers/browser';
 
 // The authorization endpoint as a person meets it: Debian's Chromium, driven by
 // playwright-core, clicks through the login page, the consent page, Deny, and the
@@ -13,10 +12,7 @@ import { describeIf } from './helpers/skip';
 // test-output/screenshots/. Forms, cookies and CSRF without a browser (so on every
 // machine): test/oauth-authorize.forms.test.ts.
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-const SHOTS = path.join(__dirname, '..', 'test-output', 'screenshots');
-// Outside CI a machine without Chromium skips this file (npm test lists it at the end); CI installs it and must run it.
-const run = describeIf(existsSync(CHROMIUM), 'needs-chromium', `no Chromium at ${CHROMIUM} (apt-get install chromium, or set CHROMIUM_PATH)`);
+const run = describeWithChromium;
 
 run('authorization pages in a real browser', () => {
   let stack: OAuthStack;
@@ -26,7 +22,6 @@ run('authorization pages in a real browser', () => {
   let client: RegisteredClient;
 
   beforeAll(async () => {
-    mkdirSync(SHOTS, { recursive: true });
     stack = await startOAuthStack();
     // the application's redirect target: a page that says it got the answer
     callback = createServer((req, res) => {
@@ -36,10 +31,7 @@ run('authorization pages in a real browser', () => {
     await new Promise<void>((resolve) => callback.listen(0, '127.0.0.1', resolve));
     callbackUrl = `http://127.0.0.1:${(callback.address() as { port: number }).port}/cb`;
     client = await stack.register({ type: 'public', redirectUris: [callbackUrl] });
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-    });
+    browser = await launchChromium();
   });
   afterAll(async () => {
     await browser?.close();

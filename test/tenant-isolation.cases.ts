@@ -1,6 +1,7 @@
+import { randomUUID } from 'node:crypto';
 import type { CrossTenantReason, TenantSql } from '../src/db/tenant-sql';
 import { recordAudit, systemActor } from '../src/domain/audit/audit-log.repository';
-import type { TenantFixture } from './helpers/tenant-fixtures';
+import { newWebhook, type TenantFixture } from './helpers/tenant-fixtures';
 
 // The isolation case of every repository method (test/tenant-isolation.test.ts
 // checks that the list is complete: a method without a case fails the suite).
@@ -73,6 +74,34 @@ export const CASES: Record<string, IsolationCase> = {
   'GroupRepository.update': { run: (r, c, t) => r.update(scope(c), t.groupId, { name: 'Changed' }), nothing: null },
   'GroupRepository.delete': { run: (r, c, t) => r.delete(scope(c), t.groupId), nothing: null },
 
+  'WebhookRepository.find': { run: (r, c, t) => r.find(scope(c), t.webhookId), nothing: null },
+  'WebhookRepository.listKeyset': { run: (r, c) => r.listKeyset(scope(c), {}, { size: 100 }), nothing: (res, t) => noneOf(t, res.items) },
+  'WebhookRepository.count': { run: (r, c) => r.count(scope(c)), nothing: 1 },
+  'WebhookRepository.insert': { writesOwn: true, run: (r, c) => r.insert({ ...scope(c), createdBy: null }, newWebhook('isolation-new'), 50), nothing: (res, t) => notOf(t)(res) },
+  'WebhookRepository.update': { run: (r, c, t) => r.update({ ...scope(c), updatedBy: null }, t.webhookId, { name: 'Changed' }), nothing: null },
+  'WebhookRepository.delete': { run: (r, c, t) => r.delete(scope(c), t.webhookId), nothing: null },
+  'WebhookRepository.readSecret': { run: (r, c, t) => r.readSecret(scope(c), t.webhookId), nothing: null },
+  'WebhookRepository.replaceSecret': { run: (r, c, t) => r.replaceSecret({ ...scope(c), updatedBy: null }, t.webhookId, 'sealed-changed'), nothing: null },
+
+  'WebhookInvocationRepository.fanOut': { run: (r, c, t) => r.fanOut(scope(c), t.eventId, { kind: 'webhook.deliver', maxAttempts: 1 }), nothing: 0 },
+  'WebhookInvocationRepository.insertTest': { run: (r, c, t) => r.insertTest(scope(c), t.webhookId, randomUUID(), 'zen:event-type:webhook.test'), nothing: null },
+  'WebhookInvocationRepository.find': { run: (r, c, t) => r.find(scope(c), t.webhookId, t.invocationId), nothing: null },
+  'WebhookInvocationRepository.target': { run: (r, c, t) => r.target(scope(c), t.invocationId), nothing: null },
+  'WebhookInvocationRepository.recordAttempt': {
+    run: (r, c, t) => r.recordAttempt(scope(c), t.invocationId, { startedAt: new Date(), durationMs: 1, statusCode: 200, error: null, response: '' }, 'success', null),
+    nothing: false,
+  },
+  'WebhookInvocationRepository.fail': { run: (r, c, t) => r.fail(scope(c), t.invocationId, 'isolation'), nothing: false },
+  'WebhookInvocationRepository.lockBreaker': { run: (r, c, t) => r.lockBreaker(scope(c), t.webhookId), nothing: null },
+  'WebhookInvocationRepository.takeProbe': { run: (r, c, t) => r.takeProbe(scope(c), t.webhookId, new Date()), nothing: false },
+  'WebhookInvocationRepository.saveBreaker': {
+    run: (r, c, t) => r.saveBreaker(scope(c), t.webhookId, { consecutiveFailures: 10, failingSince: new Date(), openUntil: new Date() }, 'isolation'),
+    nothing: false,
+  },
+  'WebhookInvocationRepository.listKeyset': { run: (r, c, t) => r.listKeyset(scope(c), t.webhookId, {}, { size: 100 }), nothing: (res: any) => expect(res.items).toEqual([]) },
+  'WebhookInvocationRepository.count': { run: (r, c, t) => r.count(scope(c), t.webhookId), nothing: 0 },
+  'WebhookInvocationRepository.attempts': { run: (r, c, t) => r.attempts(scope(c), t.invocationId), nothing: [] },
+
   'PhoneNumberRepository.find': { run: (r, c, t) => r.find(scope(c), t.phoneId, true), nothing: null },
   'PhoneNumberRepository.list': { run: (r, c) => r.list(scope(c), page), nothing: (res, t) => noneOf(t, res) },
   'PhoneNumberRepository.count': { run: (r, c) => r.count(scope(c)), nothing: 1 },
@@ -99,9 +128,19 @@ export const CASES: Record<string, IsolationCase> = {
   'CallbackRequestRepository.queuePositions': { run: (r, c, t) => r.queuePositions(scope(c), [{ id: String(t.callbackId), status: 'queued' }]), nothing: [null] },
   'CallbackRequestRepository.cancelOpenOfPhoneNumber': { run: (r, c, t) => r.cancelOpenOfPhoneNumber(scope(c), t.phoneId), nothing: 0 },
 
+  'JobRepository.enqueue': { writesOwn: true, run: (r, c) => r.enqueue(scope(c), { kind: 'isolation' }), nothing: true },
+  'JobRepository.enqueueSystem': { crossTenant: 'jobEngine', run: (r) => r.enqueueSystem({ kind: 'isolation-system' }) },
+  'JobRepository.claim': { crossTenant: 'jobEngine', run: (r) => r.claim('isolation-worker', ['isolation-none'], 10, 60) },
+  'JobRepository.finish': { crossTenant: 'jobEngine', run: (r) => r.finish('isolation-worker', { id: 0n, attempt: 1 }) },
+  'JobRepository.fail': { crossTenant: 'jobEngine', run: (r) => r.fail('isolation-worker', { id: 0n, attempt: 1 }, 'isolation', 1, false) },
+  'JobRepository.release': { crossTenant: 'jobEngine', run: (r) => r.release('isolation-worker', [{ id: 0n, attempt: 1 }]) },
+  'JobRepository.nextDueInSeconds': { crossTenant: 'jobEngine', run: (r) => r.nextDueInSeconds(['isolation-none']) },
+  'JobRepository.stats': { crossTenant: 'jobEngine', run: (r) => r.stats() },
   'AuditLogRepository.find': { run: (r, c, t) => r.find(scope(c), t.auditId), nothing: null },
   'AuditLogRepository.listKeyset': { run: (r, c, t) => r.listKeyset(scope(c), { actorId: t.adminId }, 'desc', { size: 100, backward: false }), nothing: (res) => expect(res.items).toEqual([]) },
   'AuditLogRepository.count': { run: (r, c, t) => r.count(scope(c), { actorId: t.adminId }), nothing: 0 },
+  'EventLogRepository.find': { run: (r, c, t) => r.find(scope(c), t.eventId), nothing: null },
+  'EventLogRepository.findPublished': { crossTenant: 'eventFeed', run: (r, _c, t) => r.findPublished(t.eventId) },
   recordAudit: {
     writesOwn: true, nothing: undefined,
     run: (_r, c, t, sql) => recordAudit(sql, systemActor(c.account), { action: 'update', sourceType: 'group', sourceId: t.groupId, sourceLabel: 'x', description: 'isolation' }),
@@ -174,4 +213,4 @@ export const CASES: Record<string, IsolationCase> = {
 };
 
 /** Exported functions of repository modules that run no SQL (helpers of the SQL text and of the audit actor). */
-export const NO_SQL_FUNCTIONS = ['actorOf', 'describedFor', 'systemActor', 'auditCte', 'originParams', 'truncateSecret'];
+export const NO_SQL_FUNCTIONS = ['actorOf', 'describedFor', 'systemActor', 'auditCte', 'originParams', 'truncateSecret', 'recordedEventsCtes', 'eventRows', 'eventCtes'];

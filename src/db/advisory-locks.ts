@@ -19,6 +19,8 @@ export const ADVISORY_LOCKS = {
    * processes of an older version may still run beside newer ones.
    */
   retiredLoginThrottle: 727073692,
+  /** pg_advisory_xact_lock(webhookLimit, hashtext(account id)): one webhook creation at a time per account, under its limit (src/domain/webhooks/webhook.repository.ts) */
+  webhookLimit: 727073693,
 } as const;
 
 /** The migration lock's key (create-db.ts: `import { MIGRATION_LOCK_KEY } from './advisory-locks'`). */

@@ -29,6 +29,14 @@ export interface Db {
    * statement without parameters, travels with BEGIN in the same round trip.
    */
   transaction<T>(fn: (sql: SqlQuery) => Promise<T>, first?: string): Promise<T>;
+  /**
+   * Calls `onNotify` for every NOTIFY on `channel` (delivered when the notifying
+   * transaction commits), and once more after a lost connection is back (notifications
+   * sent meanwhile are gone: the listener looks again). On PostgreSQL it holds a
+   * connection of its own, outside the pool. Resolves to a function that stops it.
+   * `payload`: the notification's (absent on the call after a reconnection).
+   */
+  listen(channel: string, onNotify: (payload?: string) => void): Promise<() => Promise<void>>;
   /** SQL statements sent so far, for the N+1 tests and bench mode; 0 unless countStatements was set. */
   statementCount(): number;
   close(): Promise<void>;
@@ -42,6 +50,15 @@ export interface DbOptions {
   poolSize?: number;
   /** count the statements sent (statementCount): tests and BENCH_MODE; off, nothing wraps the driver */
   countStatements?: boolean;
+  /** an in-memory PGlite starts from this copy of a database (dumpDataDir's): a migrated template in a second, not an initdb and migrations in three */
+  loadDataDir?: Blob;
+}
+
+/** The embedded database's own extras. */
+export interface PgliteDb extends Db {
+  kind: 'pglite';
+  /** A copy of the whole database (a tar of its folder), which loadDataDir starts another from. */
+  dumpDataDir(): Promise<Blob>;
 }
 
 // Distinct SQL texts prepared per connection, at most: past it, a text runs as an
@@ -62,9 +79,11 @@ function preparedStatements(max = MAX_PREPARED_STATEMENTS) {
   };
 }
 
+export async function createDb(options: DbOptions & { databaseUrl?: undefined; dataDir: ':memory:' }): Promise<PgliteDb>;
+export async function createDb(options: DbOptions): Promise<Db>;
 export async function createDb(options: DbOptions): Promise<Db> {
   const count = options.countStatements ?? false;
-  return options.databaseUrl ? createPostgresDb(options.databaseUrl, options.poolSize ?? 10, count) : createPgliteDb(options.dataDir ?? '.data', count);
+  return options.databaseUrl ? createPostgresDb(options.databaseUrl, options.poolSize ?? 10, count) : createPgliteDb(options.dataDir ?? '.data', count, options.loadDataDir);
 }
 
 async function createPostgresDb(url: string, poolSize: number, countStatements: boolean): Promise<Db> {
@@ -121,9 +140,51 @@ async function createPostgresDb(url: string, poolSize: number, countStatements: 
         await client.end().catch(() => {});
       }
     },
+    listen: (channel, onNotify) => listenOn(url, channel, onNotify),
     async close() {
       await pool.end().catch(() => {});
     },
+  };
+}
+
+const LISTEN_RETRY_MS = 1000;
+
+/** A LISTEN session of its own (never a pooled one: a transaction pooler would hand it to others), reconnected when lost. */
+async function listenOn(url: string, channel: string, onNotify: (payload?: string) => void): Promise<() => Promise<void>> {
+  let client: pg.Client | undefined;
+  let stopped = false;
+  let retry: NodeJS.Timeout | undefined;
+  const connect = async (first = false): Promise<void> => {
+    const next = new pg.Client({ connectionString: url });
+    const lost = () => {
+      if (client !== next) return;
+      client = undefined;
+      void next.end().catch(() => {});
+      if (!stopped) retry = setTimeout(() => void connect().then(() => onNotify(), () => {}), LISTEN_RETRY_MS);
+    };
+    next.on('error', lost);
+    next.on('end', lost);
+    next.on('notification', (message) => {
+      if (message.channel === channel) onNotify(message.payload);
+    });
+    client = next;
+    try {
+      await next.connect();
+      await next.query(`LISTEN "${channel.replace(/"/g, '""')}"`);
+    } catch (err) {
+      // the first connection's failure is the caller's (the engine does not start); later ones retry
+      if (first) stopped = true;
+      lost();
+      throw err;
+    }
+  };
+  await connect(true);
+  return async () => {
+    stopped = true;
+    clearTimeout(retry);
+    const last = client;
+    client = undefined;
+    await last?.end().catch(() => {});
   };
 }
 
@@ -156,13 +217,13 @@ function wholeScripts(factory: PrismaPg): SqlMigrationAwareDriverAdapterFactory 
   };
 }
 
-async function createPgliteDb(dataDir: string, countStatements: boolean): Promise<Db> {
+async function createPgliteDb(dataDir: string, countStatements: boolean, loadDataDir?: Blob): Promise<PgliteDb> {
   const { PGlite } = await import('@electric-sql/pglite');
   let lock: DirLock | undefined;
   let client: InstanceType<typeof PGlite>;
   type Transaction = Parameters<Parameters<typeof client.transaction>[0]>[0];
   if (dataDir === ':memory:') {
-    client = new PGlite();
+    client = new PGlite(loadDataDir ? { loadDataDir } : {});
     // started here, like the file database below: the first query must not pay for it
     // (a loaded machine took over /readyz's 2 s to start one inside its first SELECT 1)
     await client.waitReady;
@@ -217,6 +278,13 @@ async function createPgliteDb(dataDir: string, countStatements: boolean): Promis
     sql: async (text, params) => (await client.query(text, params as unknown[])).rows as never,
     migrationFactory: () => new PrismaPGlite(client),
     withMigrationLock: (fn) => fn(),
+    dumpDataDir: () => client.dumpDataDir('none'),
+    listen: async (channel, onNotify) => {
+      const unlisten = await client.listen(channel, (payload) => onNotify(payload));
+      return async () => {
+        await unlisten().catch(() => {});
+      };
+    },
     async close() {
       await client.close().catch(() => {});
       lock?.release();

@@ -27,6 +27,10 @@ export const CROSS_TENANT = {
   presentedToken: 'a presented token is found by its hash before its account is known',
   /** The grant endpoints and the authorization pages find a client by its public identifier (on an account's host, of that account only). */
   clientIdentifier: 'a client is found by its identifier before its account is known',
+  /** The background engine (src/jobs/engine.ts) claims, finishes and retries the due jobs of every account, and the service's own. */
+  jobEngine: 'the job engine works through the jobs of every account',
+  /** The live event feed (src/domain/events/event-feed.ts) reads each new event once, by the id its NOTIFY carries, before it knows the account; it hands the event only to that account's subscribers. */
+  eventFeed: 'a new event is read by its id, once for all subscribers, before its account is known',
   /** The operator (CLI) and the first start create and list the accounts themselves. */
   operator: 'the operator and the first start work on all accounts',
 } as const;

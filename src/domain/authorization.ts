@@ -20,7 +20,7 @@ interface Rule {
    * The scope resource of the endpoint (docs/api.md, "Scopes and roles"), when it is one: a token with
    * `<resource>:<access>` or the bare `<resource>` is granted as by `<access>`.
    */
-  resource?: 'users' | 'auditlogs';
+  resource?: 'users' | 'auditlogs' | 'webhooks';
 }
 
 const rule = (roles: readonly Role[], access: Rule['access'], resource?: Rule['resource']): Rule =>
@@ -59,6 +59,11 @@ const POLICY = {
   /** the account's settings (omnichannel routing) */
   'account.read': rule(['admin'], 'read'),
   'account.write': rule(['admin'], 'write'),
+  /** webhooks, their signing secrets included: admins, with `read`/`write` or the webhooks scope */
+  'webhooks.read': rule(['admin'], 'read', 'webhooks'),
+  'webhooks.write': rule(['admin'], 'write', 'webhooks'),
+  /** the account's events, live (GraphQL subscription accountEvents): admins with `read`, as webhooks are admins' */
+  'events.read': rule(['admin'], 'read'),
 } as const satisfies Record<string, Rule>;
 
 export type Permission = keyof typeof POLICY;

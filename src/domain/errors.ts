@@ -16,6 +16,7 @@ export type ErrorCode =
   | 'UNAUTHENTICATED'
   | 'FORBIDDEN'
   | 'NOT_FOUND'
+  | 'CONFLICT'
   | 'BAD_USER_INPUT'
   | 'RATE_LIMITED'
   | 'SERVICE_UNAVAILABLE';
@@ -31,6 +32,8 @@ export const ERROR_KINDS: Readonly<Record<ErrorCode, ErrorKind>> = {
   UNAUTHENTICATED: { status: 401 },
   FORBIDDEN: { status: 403 },
   NOT_FOUND: { status: 404 },
+  /** the resource is in a state that forbids the request; its message says what to do */
+  CONFLICT: { status: 409 },
   BAD_USER_INPUT: { status: 422 },
   /** retryAfter: always the cause's own (the time until its window lets a request through) */
   RATE_LIMITED: { status: 429 },
@@ -81,6 +84,11 @@ export class NotFoundError extends DomainError {
   constructor() {
     super('Not found');
   }
+}
+
+/** The request is valid, but the resource's state forbids it; the message says why and what to do. */
+export class ConflictError extends DomainError {
+  readonly code = 'CONFLICT' as const;
 }
 
 export class ValidationError extends DomainError {

@@ -1,6 +1,8 @@
 import type { Db } from '../db/create-db';
 import type { TenantSql } from '../db/tenant-sql';
 import { AuditLogRepository } from './audit/audit-log.repository';
+import { JobRepository } from './jobs/job.repository';
+import { EventLogRepository } from './events/event-log.repository';
 import { LoginRepository } from './auth/login.repository';
 import { CallbackRequestRepository } from './callback-requests/callback-request.repository';
 import { AccountRepository } from './directory/account.repository';
@@ -14,6 +16,8 @@ import { OAuthGrantRepository } from './oauth-server/oauth-grant.repository';
 import { OAuthGrantTokenRepository } from './oauth-tokens/oauth-grant-token.repository';
 import { OAuthTokenRepository } from './oauth-tokens/oauth-token.repository';
 import { PresentedTokenRepository } from './oauth-tokens/presented-token.repository';
+import { WebhookRepository } from './webhooks/webhook.repository';
+import { WebhookInvocationRepository } from './webhooks/webhook-invocation.repository';
 
 /**
  * Every repository, over one connection: the pool's (built once, by the
@@ -41,6 +45,13 @@ export function repositories(on: TenantSql) {
     grants: new OAuthGrantRepository(on),
     callbackRequests: new CallbackRequestRepository(on),
     auditLogs: new AuditLogRepository(on),
+    /** the background engine's outbox: enqueued in the change's transaction */
+    jobs: new JobRepository(on),
+    webhooks: new WebhookRepository(on),
+    /** webhook deliveries: invocations, attempts, the breaker's columns */
+    invocations: new WebhookInvocationRepository(on),
+    /** events in Zendesk's envelope (written with the audit records) */
+    eventLog: new EventLogRepository(on),
   };
 }
 

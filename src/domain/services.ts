@@ -15,11 +15,20 @@ import { CursorCodec } from './pagination';
 import { OAuthServer } from './oauth-server/oauth-server.service';
 import { AuditLogService } from './audit/audit-log.service';
 import { repositories } from './repositories';
+import { SigningSecretBox } from './webhooks/signing-secret';
+import { WebhookService } from './webhooks/webhook.service';
+import { WebhookDeliveryService } from './webhooks/webhook-delivery.service';
+import { WebhookInvocationService } from './webhooks/webhook-invocation.service';
 
 interface ServiceOptions {
   db: Pick<Db, 'sql' | 'transaction'>;
   hashKey: Buffer;
   limits: Limits;
+  /**
+   * WEBHOOK_ALLOW_PRIVATE_ENDPOINTS: whether webhooks may call plain http and private
+   * addresses. Absent (the CLI, the OpenAPI emitter), the guard is strict.
+   */
+  webhookAllowPrivateEndpoints?: boolean;
 }
 
 /**
@@ -35,6 +44,8 @@ export function createServices(options: ServiceOptions) {
   // one login-attempt protocol for Basic logins and previous-password checks
   const attempts = new LoginAttempts(repos.logins, limits.loginWindowSeconds);
   const oauthClients = new OAuthClientService(db, repos.clients, repos.secrets, repositories, hashKey);
+  const box = new SigningSecretBox(hashKey);
+  const endpointPolicy = { allowPrivate: options.webhookAllowPrivateEndpoints ?? false };
   const passwords = new UserPasswordService(db, repos.users, repositories, { attempts, hashKey, limits });
   return {
     authenticator: new Authenticator({ logins: repos.logins, attempts, tokens: repos.presentedTokens, hashKey, limits }),
@@ -51,6 +62,15 @@ export function createServices(options: ServiceOptions) {
     oauthTokens: new OAuthTokenService(repos.tokens, hashKey),
     cursors: new CursorCodec(hashKey),
     auditLogs: new AuditLogService(repos.auditLogs),
+    webhooks: new WebhookService(db, repos.webhooks, repositories, box, endpointPolicy),
+    /** webhook deliveries: the fan-out, the attempts, the breaker (run by the jobs of src/jobs/webhook-deliveries.ts) */
+    webhookDeliveries: new WebhookDeliveryService(db, repos, repositories, box, endpointPolicy),
+    /** what webhooks sent: invocations and attempts */
+    webhookInvocations: new WebhookInvocationService(repos.webhooks, repos.invocations),
+    /** the jobs table, for the background engine (src/jobs/engine.ts) */
+    jobs: repos.jobs,
+    /** the events, for the live feed of subscriptions (src/domain/events/event-feed.ts) */
+    eventLog: repos.eventLog,
   };
 }
 

@@ -2,6 +2,7 @@ import type { Services } from '../domain/services';
 import type { Viewer } from '../domain/auth/viewer';
 import type { Loaders } from './loaders';
 import type { ObjectCount } from './limits';
+import type { SubscriberSession } from '../domain/events/subscriber-session';
 
 export interface GraphQLContext {
   viewer: Viewer | null;
@@ -12,4 +13,6 @@ export interface GraphQLContext {
   loaders: Loaders | null;
   /** objects resolved so far (graphql/limits.ts limitResolvedObjects), set on first use */
   objects?: ObjectCount;
+  /** the WebSocket connection's session, for subscriptions (absent over HTTP) */
+  subscriber?: SubscriberSession;
 }

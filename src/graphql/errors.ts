@@ -20,6 +20,7 @@ const EXTENSIONS: Record<ErrorCode, (err: DomainError) => Record<string, unknown
   UNAUTHENTICATED: () => ({}),
   FORBIDDEN: () => ({}),
   NOT_FOUND: () => ({}),
+  CONFLICT: () => ({}),
   BAD_USER_INPUT: (err) => ({ details: (err as ValidationError).details }),
   RATE_LIMITED: () => ({}),
   SERVICE_UNAVAILABLE: () => ({}),

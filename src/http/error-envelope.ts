@@ -21,6 +21,7 @@ const ENVELOPES: Record<ErrorCode, (err: DomainError) => Envelope> = {
   UNAUTHENTICATED: () => ({ error: "Couldn't authenticate you" }),
   FORBIDDEN: () => ({ error: 'Forbidden', description: 'You do not have access to this resource' }),
   NOT_FOUND: () => ({ error: 'RecordNotFound', description: 'Not found' }),
+  CONFLICT: (err) => ({ error: 'Conflict', description: err.message }),
   BAD_USER_INPUT: (err) => ({ error: 'RecordInvalid', description: 'Record validation errors', details: (err as ValidationError).details }),
   RATE_LIMITED: (err) => ({ error: 'TooManyRequests', description: err.message }),
   SERVICE_UNAVAILABLE: () => ({ error: 'ServiceUnavailable', description: 'The service is temporarily unavailable; try again shortly' }),

@@ -5,6 +5,7 @@ import { BadRequestError } from '../domain/errors';
 import { SUBDOMAIN_PATTERN } from '../domain/directory/account.service';
 import type { GraphQLContext } from '../graphql/context';
 import { Loaders } from '../graphql/loaders';
+import type { Viewer } from '../domain/auth/viewer';
 
 function header(request: Pick<FastifyRequest, 'headers'>, name: string): string | undefined {
   const value = request.headers[name];
@@ -149,7 +150,16 @@ export function createContextBuilder(services: Services, publicUrl: string | und
       .type('application/json; charset=utf-8')
       .send({ errors: [{ message: 'Invalid Host header', extensions: { code: 'BAD_REQUEST' } }] });
   };
-  return Object.assign(build, { guardHost });
+  /**
+   * The viewer of credentials sent some other way than the Authorization header
+   * (a WebSocket connection's connection_init payload), on the request's Host, by
+   * the same authenticator; null without credentials. X-On-Behalf-Of does not apply.
+   */
+  const authenticateWith = async (request: FastifyRequest, authorization: string | undefined): Promise<Viewer | null> => {
+    const { subdomain } = resolveHost(request);
+    return services.authenticator.authenticate({ authorization, address: request.ip, subdomain });
+  };
+  return Object.assign(build, { guardHost, authenticateWith });
 }
 
 export type ContextBuilder = ReturnType<typeof createContextBuilder>;

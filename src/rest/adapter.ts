@@ -56,7 +56,7 @@ interface RestResult<S extends RouteSchema = RouteSchema> {
  * shapes at the edge.
  */
 export interface RestRoute<TData = unknown, TVariables = Record<string, unknown>, S extends RouteSchema = RouteSchema> {
-  method: 'GET' | 'POST' | 'PUT' | 'DELETE';
+  method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
   /** paths under /api/v2, without the .json suffix (added automatically); the first one is documented as the operation, others as aliases */
   paths: string[];
   document: TypedDocumentNode<TData, TVariables>;

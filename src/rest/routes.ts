@@ -7,9 +7,11 @@ import { userRoutes } from './users.routes';
 import { groupRoutes } from './groups.routes';
 import { phoneNumberRoutes } from './phone-numbers.routes';
 import { accountSettingsRoutes } from './account-settings.routes';
+import { webhookRoutes } from './webhooks.routes';
+import { webhookInvocationRoutes } from './webhook-invocations.routes';
 
 /** Every /api/v2 route (docs/api.md lists them). */
 export const restRoutes: AnyRestRoute[] = [
   ...oauthClientRoutes, ...oauthTokenRoutes, ...callbackRequestRoutes, ...userRoutes, ...groupRoutes, ...phoneNumberRoutes, ...accountSettingsRoutes,
-  ...auditLogRoutes,
+  ...auditLogRoutes, ...webhookRoutes, ...webhookInvocationRoutes,
 ];

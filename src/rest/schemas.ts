@@ -218,6 +218,7 @@ export const ERRORS = {
   }),
   403: answer(envelope('Forbidden', Type.Literal('You do not have access to this resource')), 'The role or the token scopes forbid it'),
   404: answer(envelope('RecordNotFound', Type.Literal('Not found')), 'No such record in the account, or an id that is not a positive integer'),
+  409: answer(envelope('Conflict'), "The resource's state forbids the request; the description says why and what to do"),
   413: answer(envelope('PayloadTooLarge'), 'A body over 64 KiB'),
   415: answer(envelope('UnsupportedMediaType'), 'A body that is not application/json'),
   422: answer(
@@ -243,11 +244,13 @@ export const ERRORS = {
 /**
  * The error answers of a route: those of every route (400 for a bad Host header,
  * 401, 403, 429 for the login throttle, 500, 503), plus 404 for routes with an id,
- * and for routes that read a body 413 and 415 (and 422 when it has fields).
+ * and for routes that read a body 413 and 415 (and 422 when it has fields), and 409 for
+ * routes a resource's state can refuse.
  */
-export function errorResponses(options: { id?: boolean; body?: 'ignored' | 'fields'; extra?: Partial<typeof ERRORS> } = {}) {
+export function errorResponses(options: { id?: boolean; body?: 'ignored' | 'fields'; conflict?: boolean; extra?: Partial<typeof ERRORS> } = {}) {
   const out: Partial<typeof ERRORS> = { 400: ERRORS[400], 401: ERRORS[401], 403: ERRORS[403] };
   if (options.id) out[404] = ERRORS[404];
+  if (options.conflict) out[409] = ERRORS[409];
   if (options.body) Object.assign(out, { 413: ERRORS[413], 415: ERRORS[415] });
   if (options.body === 'fields') out[422] = ERRORS[422];
   Object.assign(out, { 429: ERRORS[429], 500: ERRORS[500], 503: ERRORS[503] }, options.extra);

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import fc from 'fast-check';
 import type { InjectOptions, LightMyRequestResponse } from 'fastify';
 import { createTestApp, insertToken, type TestContext, type TestUser } from './test-app';
@@ -54,8 +55,16 @@ export interface FuzzFixture {
     /** a record of the account's audit log, and one of the other account's */
     auditLog: string;
     otherAuditLog: string;
+    webhook: string;
+    otherWebhook: string;
+    /** an invocation of `webhook`, and one of `otherWebhook` */
+    invocation: string;
+    otherInvocation: string;
   };
 }
+
+// a local address nothing listens on: a test send (POST /webhooks/{id}/test) is refused at once, and goes nowhere else
+const FUZZ_WEBHOOK = '{ name: "fuzz", endpoint: "http://127.0.0.1:9/fuzz", httpMethod: POST, requestFormat: JSON, status: ACTIVE }';
 
 export async function createFuzzFixture(): Promise<FuzzFixture> {
   const ctx = await createTestApp();
@@ -73,6 +82,8 @@ export async function createFuzzFixture(): Promise<FuzzFixture> {
     ctx.db.prisma.auditLog.create({
       data: { accountId: user.accountId, actorId: user.id, actorName: 'admin', action: 'create', sourceType: 'oauth_client', sourceId: 1n, sourceLabel: 'app', changedFields: [], changeDescription: 'Created', via: 'api' },
     });
+  const webhook = async (user: TestUser) =>
+    String((await ctx.graphql(`mutation { createWebhook(input: ${FUZZ_WEBHOOK}) { id } }`, {}, { authorization: user.basic })).json().data.createWebhook.id);
   const fixture: FuzzFixture = {
     ctx,
     admin,
@@ -99,8 +110,16 @@ export async function createFuzzFixture(): Promise<FuzzFixture> {
       otherGroup: String((await group(other.accountId)).id),
       auditLog: String((await auditLog(admin)).id),
       otherAuditLog: String((await auditLog(other)).id),
+      webhook: await webhook(admin),
+      otherWebhook: await webhook(other),
+      invocation: '',
+      otherInvocation: '',
     },
   };
+  const invocation = async (accountId: bigint, webhookId: string) =>
+    String((await ctx.db.prisma.webhookInvocation.create({ data: { accountId, webhookId: BigInt(webhookId), eventId: randomUUID(), eventType: 'zen:event-type:oauth_client.created', status: 'success' } })).id);
+  fixture.ids.invocation = await invocation(account, fixture.ids.webhook);
+  fixture.ids.otherInvocation = await invocation(other.accountId, fixture.ids.otherWebhook);
   return fixture;
 }
 
@@ -509,6 +528,27 @@ export function directorySpecs(fx: FuzzFixture): Record<'CreateUserInput' | 'Upd
     },
     UpdatePhoneNumberInput: phoneFields,
     AccountSettingsInput: { omnichannelRouting: flag },
+  };
+}
+
+/** A webhook's fields (docs/api.md, "Webhooks"), GraphQL names; POST only, since a valid one may subscribe to events. */
+export function webhookSpec(): ObjectSpec {
+  const text = (max: number) => fc.oneof(fc.constantFrom('x'.repeat(max + 1), ` ${'y'.repeat(max + 5)} `), nulInside);
+  return {
+    name: { required: true, valid: validName, invalid: fc.oneof(fc.constantFrom(null, '', '   '), text(255)) },
+    description: { valid: fc.constantFrom(null, '', 'To the SIEM'), invalid: text(1000) },
+    endpoint: {
+      required: true,
+      valid: fc.constantFrom('https://hooks.example.com/z', 'http://127.0.0.1:9/hook'),
+      invalid: fc.oneof(fc.constantFrom(null, '', 'not a url', '/relative', 'ftp://a.example/x', 'https://u:p@a.example/', 'javascript:alert(1)', `https://a.example/${'x'.repeat(2000)}`), nulInside),
+    },
+    httpMethod: { required: true, valid: fc.constant('POST'), invalid: fc.constant(null) },
+    requestFormat: { required: true, valid: fc.constant('JSON'), invalid: fc.constant(null) },
+    status: { required: true, valid: fc.constantFrom('ACTIVE', 'INACTIVE'), invalid: fc.constant(null) },
+    subscriptions: {
+      valid: fc.constantFrom(null, [], ['zen:event-type:oauth_token.revoked'], ['zen:event-type:user.created', 'zen:event-type:user.created']),
+      invalid: fc.constantFrom(['zen:event-type:ticket.created'], ['oauth_token.revoked'], [''], ['zen:event-type:\u0000']),
+    },
   };
 }
 

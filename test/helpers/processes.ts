@@ -18,6 +18,7 @@ const SERVICE_VARS = [
   'DATABASE_URL', 'DATA_DIR', 'PORT', 'HOST', 'HASH_KEY', 'ADMIN_EMAIL', 'ADMIN_PASSWORD', 'WEB_CONCURRENCY',
   'PUBLIC_URL', 'LOG_LEVEL', 'GRAPHQL_INTROSPECTION', 'DB_POOL_SIZE', 'LOGIN_THROTTLE_WINDOW_SECONDS',
   'CALLBACK_RATE_WINDOW_SECONDS', 'BENCH_MODE', 'NODE_ENV', 'NODE_OPTIONS', 'LOGIN_THROTTLE_ADDRESS_FAILURES', 'OPENAPI_CONFORMANCE', 'TRUST_PROXY',
+  'WORKER',
 ];
 
 const running = new Set<ChildProcess>();
@@ -165,12 +166,16 @@ function collectLines(child: ChildProcess, into: string[], onLine?: (line: strin
  * or DATA_DIR, ADMIN_PASSWORD, ...) and resolves once it logs "listening on".
  * Rejects with ProcessExitedError when the process exits first.
  */
-export async function startServer(env: Record<string, string | undefined>, options: { timeoutMs?: number } = {}): Promise<ServerHandle> {
+export async function startServer(
+  env: Record<string, string | undefined>,
+  options: { timeoutMs?: number; args?: string[]; readyLine?: string } = {},
+): Promise<ServerHandle> {
+  const readyLine = options.readyLine ?? 'listening on';
   await ensureBuilt();
   const port = await freePort();
   const logs: string[] = [];
   const started = Date.now();
-  const child = spawn(process.execPath, [SERVER_JS], {
+  const child = spawn(process.execPath, [SERVER_JS, ...(options.args ?? [])], {
     cwd: ROOT,
     env: childEnv({ HOST: '127.0.0.1', PORT: String(port), LOG_LEVEL: 'info', ...env }),
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -198,10 +203,10 @@ export async function startServer(env: Record<string, string | undefined>, optio
     const timeoutMs = options.timeoutMs ?? 60_000;
     const timer = setTimeout(() => {
       child.kill('SIGKILL');
-      reject(new Error(`server did not log "listening on" within ${timeoutMs} ms:\n${logs.join('\n')}`));
+      reject(new Error(`server did not log "${readyLine}" within ${timeoutMs} ms:\n${logs.join('\n')}`));
     }, timeoutMs);
     collectLines(child, logs, (line) => {
-      if (line.includes('listening on')) {
+      if (line.includes(readyLine)) {
         clearTimeout(timer);
         resolve();
       }

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { TenantSql } from '../../src/db/tenant-sql';
 import type { Db } from '../../src/db/create-db';
 import { recordAudit, systemActor } from '../../src/domain/audit/audit-log.repository';
@@ -12,6 +13,8 @@ import { OAuthAuthorizationCodeRepository } from '../../src/domain/oauth-server/
 import { OAuthGrantRepository } from '../../src/domain/oauth-server/oauth-grant.repository';
 import { OAuthGrantTokenRepository } from '../../src/domain/oauth-tokens/oauth-grant-token.repository';
 import { OAuthTokenRepository } from '../../src/domain/oauth-tokens/oauth-token.repository';
+import { WebhookInvocationRepository } from '../../src/domain/webhooks/webhook-invocation.repository';
+import { WebhookRepository, type NewWebhook } from '../../src/domain/webhooks/webhook.repository';
 
 // One account with one row of every tenant table (test/tenant-isolation.test.ts
 // seeds two, and calls every repository method of one on the other's ids).
@@ -41,12 +44,18 @@ export interface TenantFixture {
   groupId: bigint;
   callbackId: bigint;
   auditId: bigint;
+  /** an event of the account (its API token's oauth_token.created) */
+  eventId: string;
+  webhookId: bigint;
+  /** an invocation of the webhook (the event sent to it), with one attempt */
+  invocationId: bigint;
 }
 
 /** The tables whose rows belong to an account (each has account_id; accounts is the account itself). */
 const TENANT_TABLES = [
   'accounts', 'users', 'oauth_clients', 'oauth_client_secrets', 'oauth_grants', 'oauth_authorization_codes', 'oauth_tokens',
-  'oauth_client_token_counts', 'voice_phone_numbers', 'groups', 'callback_requests', 'audit_logs',
+  'oauth_client_token_counts', 'voice_phone_numbers', 'groups', 'callback_requests', 'audit_logs', 'jobs', 'events', 'webhooks',
+  'webhook_invocations', 'webhook_invocation_attempts',
 ] as const;
 /** How a table's rows are ordered in a snapshot: by id, but the counters, which have none. */
 const ORDER: Partial<Record<(typeof TENANT_TABLES)[number], string>> = { oauth_client_token_counts: 'client_id, ends_at, shard' };
@@ -62,6 +71,14 @@ export async function snapshot(sql: Db['sql'], accountId?: bigint): Promise<stri
     parts.push(json(await sql(`SELECT * FROM ${table}${where} ORDER BY ${ORDER[table] ?? 'id'}`)));
   }
   return parts.join('\n');
+}
+
+/** A webhook's fields (its secret sealed as anything: the repository stores what it is given). */
+export function newWebhook(label: string): NewWebhook {
+  return {
+    name: `Webhook ${label}`, description: null, endpoint: `https://hooks.example.com/${label}`, httpMethod: 'POST', requestFormat: 'json', status: 'active',
+    subscriptions: ['zen:event-type:oauth_token.revoked', 'zen:event-type:oauth_token.created'], sealedSecret: `sealed-${label}`,
+  };
 }
 
 export async function seedTenant(db: Pick<Db, 'sql'>, label: string, extra = false): Promise<TenantFixture> {
@@ -106,18 +123,28 @@ export async function seedTenant(db: Pick<Db, 'sql'>, label: string, extra = fal
     { phoneNumberId: phone.id, requesterPhoneNumber: '+14155550199', groupIds: [group.id], routedIfOmnichannel: [group.id], routedOtherwise: [group.id], createdById: admin.id },
     { bucket: `isolation-${label}`, limit: 30, seconds: 600 },
   ))!;
+  const webhooks = new WebhookRepository(sql);
+  const webhook = (await webhooks.insert({ ...scope, createdBy: admin.id }, newWebhook(label), 50))!;
   await recordAudit(sql, systemActor(account.id), { action: 'create', sourceType: 'group', sourceId: group.id, sourceLabel: group.name, description: 'seed' });
   if (extra) {
     await users.insert(scope, { name: `Other ${label}`, email: `other-${label}@example.com`, role: 'end_user', passwordHash: UNUSABLE_PASSWORD_HASH });
     await new GroupRepository(sql).insert(scope, { name: `Other group ${label}`, description: '' });
+    await webhooks.insert({ ...scope, createdBy: admin.id }, newWebhook(`other-${label}`), 50);
     await new PhoneNumberRepository(sql).insertOrRevive(scope, {
       number: '+14155550101', nickname: null, callbackEnabled: false, voiceEnabled: true, smsEnabled: false, mmsEnabled: false,
     });
   }
   const [audit] = await db.sql<{ id: string }>('SELECT max(id) AS id FROM audit_logs WHERE account_id = $1', [String(account.id)]);
+  const [event] = await db.sql<{ id: string }>('SELECT id FROM events WHERE account_id = $1 AND subject = $2', [String(account.id), `zen:oauth_token:${token.id}`]);
+  const invocations = new WebhookInvocationRepository(sql);
+  const invocationId = (await invocations.insertTest(scope, webhook.id, randomUUID(), 'zen:event-type:webhook.test'))!;
+  // paused, the pause over: a delivery may take the probe
+  await invocations.saveBreaker(scope, webhook.id, { consecutiveFailures: 10, failingSince: new Date(), openUntil: new Date(Date.now() - 1000) });
+  await invocations.recordAttempt(scope, invocationId, { startedAt: new Date(), durationMs: 5, statusCode: 503, error: null, response: 'seed' }, 'retrying', null);
   return {
     account: account.id, name: account.name, subdomain: account.subdomain, adminId: admin.id, endUserId: endUser.id, endUserEmail,
     clientId: client.id, clientIdentifier: client.identifier, secretId: BigInt(secret.id), tokenId: token.id, tokenHash, grantId, codeHash,
-    grantTokenId: grantToken.id, accessHash, refreshHash, phoneId: phone.id, groupId: group.id, callbackId: BigInt(created.new_id!), auditId: BigInt(audit.id),
+    grantTokenId: grantToken.id, accessHash, refreshHash, phoneId: phone.id, groupId: group.id, callbackId: BigInt(created.new_id!), auditId: BigInt(audit.id), eventId: event.id,
+    webhookId: webhook.id, invocationId,
   };
 }

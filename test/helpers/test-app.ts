@@ -7,6 +7,7 @@ import { hashPassword } from '../../src/domain/auth/passwords';
 import { hmacHex, randomUrlSafe } from '../../src/domain/crypto';
 import type { Role } from '../../src/domain/auth/viewer';
 import { createTestDb, type TestDb } from './test-db';
+import type { SubscriptionLimits } from '../../src/domain/events/subscription-limits';
 
 export const TEST_HASH_KEY = Buffer.from('test-hash-key-0123456789abcdef0123456789', 'utf8');
 export const DEFAULT_LIMITS: Limits = { loginFailures: 10, loginWindowSeconds: 300, callbackRequests: 30, callbackWindowSeconds: 600, ...OAUTH_LIMIT_DEFAULTS };
@@ -54,7 +55,11 @@ export function basicHeader(email: string, password: string): string {
 }
 
 export async function createTestApp(
-  options: { limits?: Partial<Limits>; publicUrl?: string; graphqlIntrospection?: boolean; graphqlExecutor?: GraphQLExecutorKind; trustProxy?: string[] } = {},
+  options: {
+    limits?: Partial<Limits>; publicUrl?: string; graphqlIntrospection?: boolean; graphqlExecutor?: GraphQLExecutorKind; trustProxy?: string[]; subscriptionLimits?: Partial<SubscriptionLimits>;
+    /** WEBHOOK_ALLOW_PRIVATE_ENDPOINTS: true by default, as outside production */
+    webhookAllowPrivateEndpoints?: boolean;
+  } = {},
 ): Promise<TestContext> {
   const db = await createTestDb();
   const logs: string[] = [];
@@ -66,7 +71,7 @@ export async function createTestApp(
   });
   const app = await buildApp({
     db,
-    services: createServices({ db, hashKey: TEST_HASH_KEY, limits: { ...DEFAULT_LIMITS, ...options.limits } }),
+    services: createServices({ db, hashKey: TEST_HASH_KEY, limits: { ...DEFAULT_LIMITS, ...options.limits }, webhookAllowPrivateEndpoints: options.webhookAllowPrivateEndpoints ?? true }),
     config: {
       hashKey: TEST_HASH_KEY,
       publicUrl: options.publicUrl,
@@ -78,6 +83,7 @@ export async function createTestApp(
       openapiConformance: 'record',
     },
     logger: { level: 'info', stream },
+    subscriptionLimits: options.subscriptionLimits,
   });
   await app.fastify.ready();
   const inject = (opts: InjectOptions) => app.fastify.inject(opts);

@@ -1,5 +1,10 @@
+import { createHash } from 'node:crypto';
+import { existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { createDb, type Db } from '../../src/db/create-db';
 import { migrate } from '../../src/db/migrate';
+import { readMigrations } from '../../src/db/schema-engine';
 import { PrismaClient } from '../../src/generated/prisma/client';
 import { freshPostgresDatabase, onPostgres } from './postgres';
 
@@ -33,9 +38,8 @@ export function withPrisma<D extends Db>(db: D): D & { prisma: PrismaClient } {
  */
 export async function createTestDb(options: { migrate?: boolean } = {}): Promise<TestDb> {
   if (!onPostgres) {
-    const db = await createDb({ dataDir: ':memory:', countStatements: true });
-    if (options.migrate !== false) await migrate(db);
-    return withPrisma(db);
+    if (options.migrate === false) return withPrisma(await createDb({ dataDir: ':memory:', countStatements: true }));
+    return withPrisma(await createDb({ dataDir: ':memory:', countStatements: true, loadDataDir: await migratedTemplate() }));
   }
   const fresh = await freshPostgresDatabase();
   const db = await createDb({ databaseUrl: fresh.url, poolSize: 5, countStatements: true });
@@ -48,4 +52,30 @@ export async function createTestDb(options: { migrate?: boolean } = {}): Promise
       await fresh.drop();
     },
   });
+}
+
+/**
+ * A PGlite database just migrated, as a dump that a new in-memory one starts from
+ * (about 0.5 s instead of 3 s for initdb and the migrations: the PGlite runs create
+ * hundreds). Made once per set of migrations and shared by every jest worker through
+ * a file in the temporary folder, named by the migrations' hash; written whole, then
+ * renamed, so that a worker never reads half of one.
+ */
+async function migratedTemplate(): Promise<Blob> {
+  // the migrations and the PGlite release that wrote the dump
+  const hash = createHash('sha256').update(readFileSync(path.join(path.dirname(require.resolve('@electric-sql/pglite')), '../package.json')));
+  for (const m of readMigrations().migrationDirectories) hash.update(m.path).update(m.migrationFile.content.tag === 'ok' ? m.migrationFile.content.value : '');
+  const file = path.join(os.tmpdir(), `pglite-migrated-${hash.digest('hex').slice(0, 16)}.tar`);
+  if (existsSync(file)) return new Blob([readFileSync(file)]);
+  const db = await createDb({ dataDir: ':memory:' });
+  try {
+    await migrate(db);
+    const dump = await db.dumpDataDir();
+    const partial = `${file}.${process.pid}.partial`;
+    writeFileSync(partial, Buffer.from(await dump.arrayBuffer()));
+    renameSync(partial, file);
+    return dump;
+  } finally {
+    await db.close();
+  }
 }

@@ -3,12 +3,16 @@ import type { AccountScope } from '../authorization';
 import { keysetPageOf, type KeysetPage, type PageResult } from '../pagination';
 import type { RequestOrigin, Viewer } from '../auth/viewer';
 import type { AuditSourceType } from './audit-source-types';
+import { eventRows, recordedEventsCtes, type EventEntry } from '../events/event-log.repository';
 
 // The audit log (Zendesk's audit_logs): one row per change to clients, tokens,
 // users, groups, voice phone numbers and account settings, written by
 // recordAudit() with the SQL function of the transaction that makes the change,
 // so that the change and its record commit or roll back together. Names of the
 // changed fields only, never their values (a secret never reaches this table).
+// A change that emits an event (docs/api.md, "Events") writes it here too, in the
+// same statement: the entry's `event`, or, for the changes made in one statement,
+// eventCtes (src/domain/events/event-log.repository.ts) beside auditCte.
 
 export type AuditAction = 'create' | 'update' | 'destroy';
 export type { AuditSourceType } from './audit-source-types';
@@ -32,6 +36,8 @@ export interface AuditEntry {
   changedFields?: readonly string[];
   /** one sentence, e.g. "Revoked", "Issued by the refresh_token grant" */
   description: string;
+  /** the event this change emits, if any (written with the record, in its statement) */
+  event?: EventEntry;
 }
 
 export interface AuditLogRecord extends AuditEntry {
@@ -92,14 +98,20 @@ export async function recordAudit(sql: TenantSql, actor: AuditActor, entries: Au
     changed_fields: [...(e.changedFields ?? [])],
     change_description: e.description,
   }));
-  await sql.query(actor, INSERT, [
+  const params = [
     actor.actorId === null ? null : String(actor.actorId),
     actor.actorName,
     actor.origin.via,
     actor.origin.requestId ?? null,
     actor.origin.ipAddress ?? null,
     JSON.stringify(rows),
-  ]);
+  ];
+  const events = list.flatMap((e) => (e.event ? [e.event] : []));
+  if (events.length === 0) {
+    await sql.query(actor, INSERT, params);
+    return;
+  }
+  await sql.query(actor, `WITH audit AS (${INSERT}), ${recordedEventsCtes(8)} SELECT 1`, [...params, eventRows(events)]);
 }
 
 /**

@@ -1,10 +1,13 @@
 import type { TenantSql } from '../../db/tenant-sql';
 import type { AccountScope } from '../authorization';
+import { eventCtes } from '../events/event-log.repository';
 
 // The only module that reads or writes callback_requests, in plain SQL. Creation
 // is one statement (the database function create_callback_request: lookups, the
 // account's rolling window and the insert); reads are scoped to the account and
-// go through toRecord(), the one row mapper.
+// go through toRecord(), the one row mapper. The creation statement writes the
+// request's callback_request.created event too (docs/api.md, "Events"): callback
+// requests have no audit record, and one statement keeps the rate limit exact.
 
 export type CallbackRequestStatus = 'queued' | 'calling' | 'completed' | 'cancelled';
 
@@ -82,6 +85,12 @@ function toRecord(r: SqlRow, queuePosition: number | null): CallbackRequestRecor
   };
 }
 
+/** The event's detail: the request as GraphQL's CallbackRequest shows it, snake_case (create's parameters and CTE `stored`). */
+const CREATED_DETAIL =
+  "jsonb_build_object('id', stored.new_id, 'phone_number_id', $2::bigint, 'requester_phone_number', $3::text, 'requested_group_ids', $4::bigint[], " +
+  "'routed_group_ids', stored.routed_group_ids, 'status', 'queued', 'queue_position', stored.queued_ahead + 1, 'created_by_id', $7::bigint, " +
+  `'created_at', to_char(stored.decided_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"'))`;
+
 export class CallbackRequestRepository {
   constructor(private readonly db: TenantSql) {}
 
@@ -90,7 +99,11 @@ export class CallbackRequestRepository {
     const ids = (list: bigint[]) => list.map(String);
     const [row] = await this.db.query<CreateRow>(
       scope,
-      'SELECT * FROM create_callback_request($1::bigint, $2::bigint, $3::text, $4::bigint[], $5::bigint[], $6::bigint[], $7::bigint, $8::text, $9::int, $10::int)',
+      `WITH made AS (
+         SELECT * FROM create_callback_request($1::bigint, $2::bigint, $3::text, $4::bigint[], $5::bigint[], $6::bigint[], $7::bigint, $8::text, $9::int, $10::int)
+       ), stored AS (SELECT * FROM made WHERE made.new_id IS NOT NULL),
+       ${eventCtes('created_event', 'stored', 'callback_request.created', 'callback_request', { accountId: '$1::bigint', subjectId: 'stored.new_id', detail: CREATED_DETAIL })}
+       SELECT * FROM made`,
       [
         String(input.phoneNumberId), input.requesterPhoneNumber, ids(input.groupIds), ids(input.routedIfOmnichannel),
         ids(input.routedOtherwise), String(input.createdById), window.bucket, window.limit, window.seconds,

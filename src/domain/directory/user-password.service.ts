@@ -2,6 +2,7 @@ import { tenantTransaction } from '../../db/tenant-sql';
 import type { RepositoryFactory, Transactions } from '../repositories';
 import type { Limits } from '../../config';
 import { recordAudit } from '../audit/audit-log.repository';
+import { changeEvent, userDetail } from '../events/event-details';
 import { accountScope, usersVisibleTo } from '../authorization';
 import { clientOf } from '../auth/client-address';
 import { claimKdfTurn } from '../auth/kdf-queue';
@@ -84,6 +85,8 @@ export class UserPasswordService {
       await recordAudit(sql, auditActorOf(viewer), {
         action: 'update', sourceType: 'user', sourceId: found.user.id, sourceLabel: locked.user.name, changedFields: ['password'],
         description: `${own ? 'Changed their password' : 'Password set by an admin'}${revoked > 0 ? `; ${plural(revoked, 'token')} revoked` : ''}`,
+        // the password's value is never shown: its name only, and the grant tokens it ended (not one oauth_token.revoked each)
+        event: { name: 'user.updated', subject: `user:${found.user.id}`, detail: userDetail(locked.user), event: { ...changeEvent(['password'], {}, {}), revoked_token_count: revoked } },
       });
     });
   }

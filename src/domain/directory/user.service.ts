@@ -1,6 +1,7 @@
 import { tenantTransaction } from '../../db/tenant-sql';
 import type { Repositories, RepositoryFactory, Transactions } from '../repositories';
 import { recordAudit } from '../audit/audit-log.repository';
+import { changeEvent, userDetail } from '../events/event-details';
 import { usersVisibleTo, type AccountScope } from '../authorization';
 import { hashPassword } from '../auth/passwords';
 import type { Role, Viewer } from '../auth/viewer';
@@ -110,6 +111,7 @@ export class UserService {
         action: 'create', sourceType: 'user', sourceId: user.id, sourceLabel: user.name,
         changedFields: ['name', 'email', 'role', ...(password === undefined ? [] : ['password'])],
         description: `Created ${user.role} ${user.email}${password === undefined ? ' without a password' : ''}`,
+        event: { name: 'user.created', subject: `user:${user.id}`, detail: userDetail(user) },
       });
       return user;
     });
@@ -155,6 +157,10 @@ export class UserService {
       await recordAudit(sql, auditActorOf(acting), {
         action: 'update', sourceType: 'user', sourceId: id, sourceLabel: updated.name, changedFields: changed,
         description: deactivated ? `Deactivated; ${plural(revoked, 'token')} revoked` : `Updated ${changed.join(', ')}`,
+        event: {
+          name: 'user.updated', subject: `user:${id}`, detail: userDetail(updated),
+          event: { ...changeEvent(changed, userDetail(current), userDetail(updated)), ...(deactivated ? { revoked_token_count: revoked } : {}) },
+        },
       });
       return updated;
     });
@@ -180,6 +186,8 @@ export class UserService {
       await recordAudit(sql, auditActorOf(acting), {
         action: 'destroy', sourceType: 'user', sourceId: id, sourceLabel: updated.name, changedFields: ['active'],
         description: `Deleted (deactivated); ${plural(revoked, 'token')} revoked`,
+        // its tokens are revoked with it: counted here, not one oauth_token.revoked each (docs/api.md, "Events")
+        event: { name: 'user.deleted', subject: `user:${id}`, detail: userDetail(updated), event: { revoked_token_count: revoked } },
       });
       return updated;
     });

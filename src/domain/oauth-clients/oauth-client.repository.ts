@@ -111,7 +111,9 @@ export class OAuthClientRepository {
    * value changed (REST's field names), for the audit log. null when the scope has
    * no such client. One statement text for any subset.
    */
-  async update(scope: AccountScope, id: bigint, fields: ValidOAuthClientFields): Promise<{ client: OAuthClientRecord; changed: string[] } | null> {
+  async update(
+    scope: AccountScope, id: bigint, fields: ValidOAuthClientFields,
+  ): Promise<{ client: OAuthClientRecord; changed: string[]; previous: Record<string, unknown> } | null> {
     const params: unknown[] = [String(id)];
     const sets = WRITABLE.map(([key, column, cast]) => {
       const given = fields[key] !== undefined;
@@ -120,14 +122,16 @@ export class OAuthClientRepository {
     });
     // RETURNING sees the new row as c and the locked previous one as old
     const changed = WRITABLE.map(([, column]) => `CASE WHEN c.${column} IS DISTINCT FROM old.${column} THEN '${column}' END`).join(', ');
-    const [row] = await this.db.query<SqlRow & { changed: string[] }>(
+    // the previous values of the writable columns, for the event (never a secret: those live in oauth_client_secrets)
+    const previous = WRITABLE.map(([, column]) => `'${column}', old.${column}`).join(', ');
+    const [row] = await this.db.query<SqlRow & { changed: string[]; previous: Record<string, unknown> }>(
       scope,
       `WITH old AS (SELECT * FROM oauth_clients WHERE account_id = $1 AND id = $2 FOR UPDATE)
        UPDATE oauth_clients c SET ${sets.join(', ')}, updated_at = now() FROM old WHERE c.id = old.id
-       RETURNING ${COLUMNS}, array_remove(ARRAY[${changed}]::text[], NULL) AS changed`,
+       RETURNING ${COLUMNS}, array_remove(ARRAY[${changed}]::text[], NULL) AS changed, jsonb_build_object(${previous}) AS previous`,
       params,
     );
-    return row ? { client: toRecord(row), changed: row.changed } : null;
+    return row ? { client: toRecord(row), changed: row.changed, previous: row.previous } : null;
   }
 
   /** Marks a new secret in update_date; the record shows `secret` in full. null when the scope has no such client. */
@@ -138,12 +142,12 @@ export class OAuthClientRepository {
 
   /**
    * The first step of deleting a client, in the caller's transaction: locks the
-   * scope's client (its name is the audit record's label); null when the scope
+   * scope's client (as its audit record and event show it); null when the scope
    * has no such client. The caller revokes its tokens, then delete().
    */
-  async lockForDelete(scope: AccountScope, id: bigint): Promise<{ name: string } | null> {
-    const [row] = await this.db.query<{ name: string }>(scope, 'SELECT c.name FROM oauth_clients c WHERE c.account_id = $1 AND c.id = $2 FOR UPDATE', [String(id)]);
-    return row ?? null;
+  async lockForDelete(scope: AccountScope, id: bigint): Promise<OAuthClientRecord | null> {
+    const [row] = await this.db.query<SqlRow>(scope, `SELECT ${COLUMNS} FROM oauth_clients c WHERE c.account_id = $1 AND c.id = $2 FOR UPDATE OF c`, [String(id)]);
+    return row ? toRecord(row) : null;
   }
 
   /** Deletes a client locked by lockForDelete (its secrets, grants and codes go with it: ON DELETE CASCADE). */

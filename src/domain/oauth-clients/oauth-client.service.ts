@@ -6,6 +6,7 @@ import { parseId } from '../ids';
 import { accountScope } from '../authorization';
 import type { Viewer } from '../auth/viewer';
 import { actorOf, describedFor, recordAudit } from '../audit/audit-log.repository';
+import { changeEvent, clientDetail } from '../events/event-details';
 import { validateOAuthClient, type OAuthClientInput } from './oauth-client.validation';
 import type { NewSecret, OAuthClientRecord, OAuthClientRepository } from './oauth-client.repository';
 import { MAX_GRACE_PERIOD_SECONDS, type OAuthClientSecretRecord, type OAuthClientSecretRepository } from './oauth-client-secret.repository';
@@ -22,7 +23,7 @@ export interface ClientForGrant {
 /**
  * OAuth clients of the viewer's account (docs/api.md, "OAuth clients"): validation, secrets, and
  * what deleting one takes with it. Every change runs in one transaction with its
- * audit record (recordAudit on that transaction's connection).
+ * audit record and its event (recordAudit on that transaction's connection).
  */
 export class OAuthClientService {
   constructor(
@@ -76,6 +77,7 @@ export class OAuthClientService {
         // a create names the fields it set, as the directory's do (never the secret's value)
         changedFields: ['name', ...(client.company ? ['company'] : []), 'client_type', 'scopes', 'redirect_uris', 'client_secret'],
         description: describedFor(viewer, `Created a ${client.clientType} client with scopes ${client.scopes}`),
+        event: { name: 'oauth_client.created', subject: `oauth_client:${client.id}`, detail: clientDetail(client) },
       });
       return client;
     });
@@ -87,10 +89,13 @@ export class OAuthClientService {
     const fields = validateOAuthClient(input, true);
     return tenantTransaction(this.db, async (sql) => {
       const updated = (await this.repos(sql).clients.update(accountScope(viewer), id, fields)) ?? this.notFound();
-      const { client, changed } = updated;
+      const { client, changed, previous } = updated;
+      const detail = clientDetail(client);
+      const before = { ...previous, redirect_uris: Array.isArray(previous.redirect_uris) ? previous.redirect_uris.join(' ') : previous.redirect_uris };
       await recordAudit(sql, actorOf(viewer), {
         action: 'update', sourceType: 'oauth_client', sourceId: client.id, sourceLabel: client.name, changedFields: changed,
         description: describedFor(viewer, changed.length ? `Changed ${changed.join(', ')}` : 'Saved without changing a field'),
+        event: { name: 'oauth_client.updated', subject: `oauth_client:${client.id}`, detail, event: changeEvent(changed, before, detail) },
       });
       return client;
     });
@@ -110,6 +115,8 @@ export class OAuthClientService {
       await recordAudit(sql, actorOf(viewer), {
         action: 'destroy', sourceType: 'oauth_client', sourceId: id, sourceLabel: client.name,
         description: describedFor(viewer, `Deleted; ${revoked} ${revoked === 1 ? 'token' : 'tokens'} revoked with it`),
+        // its tokens are revoked with it: counted here, not one oauth_token.revoked each (docs/api.md, "Events")
+        event: { name: 'oauth_client.deleted', subject: `oauth_client:${id}`, detail: clientDetail(client), event: { revoked_token_count: revoked } },
       });
     });
   }
@@ -139,6 +146,7 @@ export class OAuthClientService {
           viewer,
           grace > 0 ? `Generated a new client secret; the previous one stays valid for ${grace} seconds` : 'Generated a new client secret; the previous one stopped working',
         ),
+        event: { name: 'oauth_client.secret_regenerated', subject: `oauth_client:${id}`, detail: clientDetail(client), event: { grace_period: grace } },
       });
       return client;
     });
@@ -159,6 +167,7 @@ export class OAuthClientService {
         await recordAudit(sql, actorOf(viewer), {
           action: 'update', sourceType: 'oauth_client', sourceId: id, sourceLabel: client.name, changedFields: ['client_secret'],
           description: describedFor(viewer, 'Ended the grace period of the previous client secret: it stopped working'),
+          event: { name: 'oauth_client.updated', subject: `oauth_client:${id}`, detail: clientDetail(client), event: changeEvent(['client_secret'], {}, {}) },
         });
       }
       return client;

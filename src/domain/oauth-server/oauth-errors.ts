@@ -89,6 +89,7 @@ const FROM_KIND: Record<ErrorCode, ((err: DomainError) => OAuthError) | null> = 
   UNAUTHENTICATED: null,
   FORBIDDEN: null,
   NOT_FOUND: null,
+  CONFLICT: null,
   BAD_USER_INPUT: null,
   RATE_LIMITED: (err) => new TemporarilyUnavailableError('Too many requests; try again later', err.status, retryAfterOf(err)),
   SERVICE_UNAVAILABLE: (err) => new TemporarilyUnavailableError('Try again shortly', err.status, retryAfterOf(err)),

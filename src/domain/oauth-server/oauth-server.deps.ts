@@ -2,6 +2,7 @@ import type { Limits } from '../../config';
 import { tenantTransaction } from '../../db/tenant-sql';
 import { recordAudit, systemActor, type AuditActor } from '../audit/audit-log.repository';
 import type { RequestOrigin } from '../auth/viewer';
+import { tokenDetail } from '../events/event-details';
 import { hmacHex, randomUrlSafe } from '../crypto';
 import type { OAuthClientService } from '../oauth-clients/oauth-client.service';
 import type { OAuthGrantTokenRepository } from '../oauth-tokens/oauth-grant-token.repository';
@@ -51,7 +52,8 @@ export interface FamilyRevocation {
 /**
  * Revokes a family: the grant first (this waits for any statement issuing one of
  * its tokens), then, in a fresh snapshot, every token carrying it; in the same
- * transaction, one audit record per token it revoked (none when all were dead already).
+ * transaction, one audit record and one oauth_token.revoked event per token it
+ * revoked (none when all were dead already; a family has one live token at a time).
  */
 export async function revokeFamily(deps: OAuthServerDeps, family: { accountId: bigint; grantId: bigint }, why: FamilyRevocation): Promise<void> {
   await tenantTransaction(deps.db, async (sql) => {
@@ -64,7 +66,10 @@ export async function revokeFamily(deps: OAuthServerDeps, family: { accountId: b
     await recordAudit(
       sql,
       actor,
-      revoked.map((t) => ({ action: 'destroy' as const, sourceType: 'oauth_token' as const, sourceId: t.id, sourceLabel: `${t.prefix}...`, description: why.description })),
+      revoked.map((t) => ({
+        action: 'destroy' as const, sourceType: 'oauth_token' as const, sourceId: t.id, sourceLabel: `${t.prefix}...`, description: why.description,
+        event: { name: 'oauth_token.revoked' as const, subject: `oauth_token:${t.id}`, detail: tokenDetail(t.record) },
+      })),
     );
   });
 }

@@ -1,7 +1,8 @@
 import type { TenantSql } from '../../db/tenant-sql';
 import type { AccountScope } from '../authorization';
 import { auditCte, originParams } from '../audit/audit-log.repository';
-import { COLUMNS, asItsUser, byActor, toRecord, tokenAuditParams, type Int8, type SqlRow } from './oauth-token.rows';
+import { tokenCreated, tokenRevoked } from './oauth-token.events';
+import { COLUMNS, asItsUser, byActor, revokedToken, toRecord, tokenAuditParams, type Int8, type SqlRow } from './oauth-token.rows';
 import {
   TOKEN_PREFIX_LENGTH, type GrantAudit, type GrantType, type NewGrantToken, type OAuthTokenRecord, type PresentedHashRow, type RevokedToken,
   type TokenAudit,
@@ -44,7 +45,7 @@ export class OAuthGrantTokenRepository {
           WHERE g.account_id = $1 AND g.id = $2 AND g.revoked_at IS NULL
             FOR SHARE OF g
          RETURNING ${COLUMNS}
-       ), audit AS (${auditCte('issued', 'create', 'oauth_token', asItsUser('issued', '$10::text'), 11)})
+       ), audit AS (${auditCte('issued', 'create', 'oauth_token', asItsUser('issued', '$10::text'), 11)}), ${tokenCreated('issued')}
        SELECT * FROM issued`,
       [String(grantId), grantType, ...grantTokenParams(t), audit.description, ...originParams(audit.origin)],
     );
@@ -83,7 +84,7 @@ export class OAuthGrantTokenRepository {
          ON CONFLICT (client_id, ends_at, shard) DO UPDATE SET issued = n.issued + 1
        ), pruned AS (
          DELETE FROM oauth_client_token_counts n WHERE n.account_id = $1 AND n.client_id = $2 AND n.ends_at <= now()
-       ), audit AS (${auditCte('issued', 'create', 'oauth_token', asItsUser('issued', '$10::text'), 11)})
+       ), audit AS (${auditCte('issued', 'create', 'oauth_token', asItsUser('issued', '$10::text'), 11)}), ${tokenCreated('issued')}
        SELECT issued.*, counted.live, counted.frees_at FROM counted LEFT JOIN issued ON true`,
       [String(clientId), scopes, ...grantTokenParams(t), audit.description, ...originParams(audit.origin), liveLimit],
     );
@@ -113,7 +114,8 @@ export class OAuthGrantTokenRepository {
           WHERE o.id = (SELECT p.id FROM oauth_tokens p WHERE p.refresh_token_hash = $2)
             AND o.account_id = $1 AND o.client_id = $3 AND o.refresh_token_used_at IS NULL AND o.revoked_at IS NULL
             AND o.refresh_token_expires_at > now() AND ($4::text[] IS NULL OR $4::text[] <@ o.scopes)
-         RETURNING o.id, o.account_id, o.client_id, o.user_id, o.scopes, o.grant_id
+         RETURNING o.id, o.account_id, o.client_id, o.user_id, o.scopes, o.grant_id,
+                   o.token_prefix, o.created_at, o.expires_at, o.used_at, o.refresh_token_prefix, o.refresh_token_expires_at
        ), family AS (
          SELECT g.id FROM oauth_grants g JOIN old ON g.id = old.grant_id WHERE g.revoked_at IS NULL FOR SHARE OF g
        ), issued AS (
@@ -121,7 +123,8 @@ export class OAuthGrantTokenRepository {
          SELECT old.account_id, old.client_id, old.user_id, COALESCE($4::text[], old.scopes), 'refresh_token', old.grant_id, ${grantTokenValues(5)}
            FROM old JOIN family ON family.id = old.grant_id JOIN users u ON u.id = old.user_id AND u.active
          RETURNING ${COLUMNS}
-       ), audit AS (${auditCte('issued CROSS JOIN old', 'create', 'oauth_token', asItsUser('issued', '$11::text || old.id'), 12)})
+       ), audit AS (${auditCte('issued CROSS JOIN old', 'create', 'oauth_token', asItsUser('issued', '$11::text || old.id'), 12)}),
+       ${tokenCreated('issued', 'old')}, ${tokenRevoked('old')}
        SELECT * FROM issued`,
       [refreshHash, String(clientId), scopes ?? null, ...grantTokenParams(t), audit.description, ...originParams(audit.origin)],
     );
@@ -164,8 +167,8 @@ export class OAuthGrantTokenRepository {
   async revokeById(scope: AccountScope, id: bigint, audit: TokenAudit): Promise<boolean> {
     const rows = await this.db.query(
       scope,
-      `WITH revoked AS (UPDATE oauth_tokens t SET revoked_at = now() WHERE t.account_id = $1 AND t.id = $2 AND t.revoked_at IS NULL RETURNING t.id, t.account_id, t.token_prefix),
-       audit AS (${auditCte('revoked', 'destroy', 'oauth_token', byActor('revoked', 3), 6)})
+      `WITH revoked AS (UPDATE oauth_tokens t SET revoked_at = now() WHERE t.account_id = $1 AND t.id = $2 AND t.revoked_at IS NULL RETURNING ${COLUMNS}),
+       audit AS (${auditCte('revoked', 'destroy', 'oauth_token', byActor('revoked', 3), 6)}), ${tokenRevoked('revoked')}
        SELECT id FROM revoked`,
       [String(id), ...tokenAuditParams(audit)],
     );
@@ -178,11 +181,11 @@ export class OAuthGrantTokenRepository {
    * caller's audit records.
    */
   async revokeGrant(scope: AccountScope, grantId: bigint): Promise<RevokedToken[]> {
-    const rows = await this.db.query<{ id: Int8; account_id: Int8; user_id: Int8; token_prefix: string }>(
+    const rows = await this.db.query<SqlRow>(
       scope,
-      'UPDATE oauth_tokens SET revoked_at = now() WHERE account_id = $1 AND grant_id = $2 AND revoked_at IS NULL RETURNING id, account_id, user_id, token_prefix',
+      `UPDATE oauth_tokens t SET revoked_at = now() WHERE t.account_id = $1 AND t.grant_id = $2 AND t.revoked_at IS NULL RETURNING ${COLUMNS}`,
       [String(grantId)],
     );
-    return rows.map((r) => ({ id: BigInt(r.id), accountId: BigInt(r.account_id), userId: BigInt(r.user_id), prefix: r.token_prefix }));
+    return rows.map(revokedToken);
   }
 }

@@ -1,8 +1,9 @@
 import type { TenantSql } from '../../db/tenant-sql';
 import type { AccountScope, OwnerScope } from '../authorization';
 import { auditCte } from '../audit/audit-log.repository';
+import { tokenCreated, tokenRevoked } from './oauth-token.events';
 import { keysetPageOf, type KeysetPage, type OffsetPage, type PageResult } from '../pagination';
-import { COLUMNS, byActor, toRecord, tokenAuditParams, type Int8, type SqlRow } from './oauth-token.rows';
+import { COLUMNS, byActor, revokedToken, toRecord, tokenAuditParams, type Int8, type SqlRow } from './oauth-token.rows';
 import { TOKEN_PREFIX_LENGTH, type OAuthTokenRecord, type RevokedToken, type TokenAudit } from './oauth-token.types';
 
 // The API tokens' statements (OAuthTokenService, and the revocations that go
@@ -13,7 +14,7 @@ import { TOKEN_PREFIX_LENGTH, type OAuthTokenRecord, type RevokedToken, type Tok
 // creates or revokes tokens writes their audit records itself (auditCte: the
 // same statement, so the same transaction, and no extra round trip), except
 // revokeAllOfClient and revokeAllOfUser, whose callers record the change in
-// their transaction (recordAudit).
+// their transaction (recordAudit). The same goes for their events (eventCtes).
 
 /**
  * WHERE of the live tokens of a scope (alias t) after the account's ($1);
@@ -57,7 +58,7 @@ export class OAuthTokenRepository {
             AND ($8::bigint IS NULL OR EXISTS (
               SELECT 1 FROM oauth_grants g WHERE g.account_id = $1 AND g.id = $8::bigint AND g.revoked_at IS NULL FOR SHARE OF g))
          RETURNING ${COLUMNS}
-       ), audit AS (${auditCte('created', 'create', 'oauth_token', byActor('created', 9), 12)})
+       ), audit AS (${auditCte('created', 'create', 'oauth_token', byActor('created', 9), 12)}), ${tokenCreated('created')}
        SELECT * FROM created`,
       [
         String(row.clientId), String(scope.userId), row.tokenHash, row.token.slice(0, TOKEN_PREFIX_LENGTH), row.scopes,
@@ -139,8 +140,8 @@ export class OAuthTokenRepository {
     params.push(...tokenAuditParams(audit));
     const rows = await this.db.query(
       scope,
-      `WITH revoked AS (UPDATE oauth_tokens t SET revoked_at = now() WHERE ${where} AND t.id = $${n} RETURNING t.id, t.account_id, t.token_prefix),
-       audit AS (${auditCte('revoked', 'destroy', 'oauth_token', byActor('revoked', n + 1), n + 4)})
+      `WITH revoked AS (UPDATE oauth_tokens t SET revoked_at = now() WHERE ${where} AND t.id = $${n} RETURNING ${COLUMNS}),
+       audit AS (${auditCte('revoked', 'destroy', 'oauth_token', byActor('revoked', n + 1), n + 4)}), ${tokenRevoked('revoked')}
        SELECT id FROM revoked`,
       params,
     );
@@ -181,15 +182,15 @@ export class OAuthTokenRepository {
    * caller's audit records. Tokens of no grant (API tokens) stay.
    */
   async revokeGrantTokensOfUser(scope: AccountScope, userId: bigint): Promise<RevokedToken[]> {
-    const rows = await this.db.query<{ id: Int8; account_id: Int8; user_id: Int8; token_prefix: string }>(
+    const rows = await this.db.query<SqlRow>(
       scope,
       `UPDATE oauth_tokens t SET revoked_at = now()
          FROM oauth_grants g
         WHERE t.account_id = $1 AND g.account_id = $1 AND g.id = t.grant_id AND g.user_id = $2 AND t.revoked_at IS NULL
-       RETURNING t.id, t.account_id, t.user_id, t.token_prefix`,
+       RETURNING ${COLUMNS}`,
       [String(userId)],
     );
-    return rows.map((r) => ({ id: BigInt(r.id), accountId: BigInt(r.account_id), userId: BigInt(r.user_id), prefix: r.token_prefix }));
+    return rows.map(revokedToken);
   }
 
   /**

@@ -1,5 +1,5 @@
 import { originParams, type AuditRowSql } from '../audit/audit-log.repository';
-import type { GrantType, OAuthTokenRecord, TokenAudit } from './oauth-token.types';
+import type { GrantType, OAuthTokenRecord, RevokedToken, TokenAudit } from './oauth-token.types';
 
 // The SQL of oauth_tokens rows that every token repository shares: the columns
 // read, toRecord() (the one row mapper) and the audit columns of a statement
@@ -21,6 +21,11 @@ export function toRecord(r: SqlRow, full?: { token: string; refreshToken?: strin
     token: full?.token ?? r.token_prefix, scopes: r.scopes, createdAt: r.created_at, expiresAt: r.expires_at, usedAt: r.used_at,
     grantType: r.grant_type, grantId: r.grant_id === null ? null : BigInt(r.grant_id), refreshToken: full?.refreshToken ?? r.refresh_token_prefix, refreshTokenExpiresAt: r.refresh_token_expires_at,
   };
+}
+
+/** A row of a revocation (RETURNING COLUMNS), for the caller's audit records and events. */
+export function revokedToken(r: SqlRow): RevokedToken {
+  return { id: BigInt(r.id), accountId: BigInt(r.account_id), userId: BigInt(r.user_id), prefix: r.token_prefix, record: toRecord(r) };
 }
 
 /** A token's label in the audit log: its first 10 characters and "..." (never the token). */

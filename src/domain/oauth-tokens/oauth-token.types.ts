@@ -61,6 +61,8 @@ export interface RevokedToken {
   userId: bigint;
   /** the first 10 characters */
   prefix: string;
+  /** the token as list and show give it (its event's detail) */
+  record: OAuthTokenRecord;
 }
 
 /** A live token found by its hash, with what authentication needs of its user and client. */

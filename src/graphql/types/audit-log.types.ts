@@ -28,6 +28,7 @@ const SOURCE_TYPE_DESCRIPTIONS: Record<keyof typeof AuditLogSourceType, string> 
   VOICE_PHONE_NUMBER: 'A voice phone number (REST source_type "voice_phone_number")',
   OAUTH_CLIENT: 'An OAuth client, its secrets included (never their values)',
   OAUTH_TOKEN: 'An OAuth access token (shown by its first 10 characters)',
+  WEBHOOK: 'A webhook, its signing secret included (never its value)',
 };
 registerEnumType(AuditLogSourceType, {
   name: 'AuditLogSourceType',

@@ -72,9 +72,23 @@ export function graphiqlStartScript(config: GraphiQLStartConfig): string {
     });
     return kept;
   }
+  // subscriptions over graphql-ws (its UMD global graphqlWs) on the same path, ws: or wss: as the page;
+  // the Headers pane becomes the connection_init payload, one connection per distinct headers
+  var wsUrl = new URL(config.endpoint, location.href).href.replace(/^http/, 'ws');
+  var wsClients = {};
+  function wsClient(headers) {
+    var key = JSON.stringify(headers);
+    if (!wsClients[key]) wsClients[key] = graphqlWs.createClient({ url: wsUrl, connectionParams: headers, retryAttempts: 0, lazyCloseTimeout: 30000 });
+    return wsClients[key];
+  }
+  function isSubscription(params) {
+    return /(^|[}\\s])subscription\\b/.test(String(params.query || '').replace(/#.*$/gm, ''));
+  }
   function fetcher(params, options) {
+    var headers = withoutPlaceholders((options && options.headers) || {});
+    if (isSubscription(params)) return wsClient(headers).iterate(params);
     if (!options || !options.headers) return send(params, options);
-    return send(params, Object.assign({}, options, { headers: withoutPlaceholders(options.headers) }));
+    return send(params, Object.assign({}, options, { headers: headers }));
   }
   ReactDOM.createRoot(document.getElementById('graphiql')).render(
     React.createElement(GraphiQL, {

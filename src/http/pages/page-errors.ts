@@ -13,6 +13,7 @@ const PAGE_ERRORS: Record<ErrorCode, { title: string; message?: string }> = {
   UNAUTHENTICATED: { title: REFUSED, message: 'Wrong email or password.' },
   FORBIDDEN: { title: REFUSED },
   NOT_FOUND: { title: REFUSED },
+  CONFLICT: { title: REFUSED },
   BAD_USER_INPUT: { title: REFUSED },
   RATE_LIMITED: { title: LATER, message: 'Too many attempts. Please wait a few minutes and try again.' },
   SERVICE_UNAVAILABLE: { title: LATER, message: 'The service is busy. Please try again in a moment.' },

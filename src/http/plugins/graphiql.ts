@@ -27,6 +27,7 @@ const GRAPHIQL_CSP = [
   "default-src 'none'",
   "script-src 'self'",
   "style-src 'self' 'unsafe-inline'",
+  // 'self' covers ws: and wss: to this host as well (CSP Level 3: Chromium, Firefox, Safari 15.4+): GraphiQL's subscriptions
   "connect-src 'self'",
   "img-src 'self' data:",
   "font-src 'self' data:",
@@ -82,6 +83,8 @@ export async function graphiql(fastify: FastifyInstance): Promise<void> {
     packageFile(require.resolve('react/package.json'), 'umd/react.production.min.js', JS),
     packageFile(require.resolve('react-dom/package.json'), 'umd/react-dom.production.min.js', JS),
     packageFile(graphiqlManifest, 'graphiql.min.js', JS),
+    // subscriptions: graphql-ws's browser build (global graphqlWs)
+    packageFile(require.resolve('graphql-ws/package.json'), 'umd/graphql-ws.min.js', JS),
     ownFile('start', 'js', JS, start),
   ];
   const html = graphiqlHtml({ styles: styles.map((a) => a.href), scripts: scripts.map((a) => a.href) });

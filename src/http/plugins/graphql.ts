@@ -17,7 +17,8 @@ import type { GraphQLContext } from '../../graphql/context';
 import type { ContextBuilder } from '../request-context';
 import type { GraphQLExecutorKind } from '../../config';
 import { compiledExecutorGateway, COMPILED_CACHE_SIZE, KnownQueries } from '../../graphql/executor';
-import type { CostCheck } from '../../graphql/limits';
+import type { CostCheck, GraphQLLimits } from '../../graphql/limits';
+import type { WebsocketHandler } from '@fastify/websocket';
 
 export interface GraphQLPluginOptions {
   schema: GraphQLSchema;
@@ -26,10 +27,12 @@ export interface GraphQLPluginOptions {
   introspection: boolean;
   /** graphql-jit (default) or graphql-js's interpreter (GRAPHQL_EXECUTOR) */
   executor?: GraphQLExecutorKind;
+  /** GET /graphql's WebSocket upgrade (subscriptions.ts), built with this plugin's limits */
+  subscriptions?: (limits: GraphQLLimits) => WebsocketHandler;
 }
 
 /** POST/GET /graphql: Apollo Server on the shared schema, with the limits in docs/api.md, "GraphQL". */
-export const graphql = fp<GraphQLPluginOptions>(async (fastify, { schema, buildContext, introspection, executor = 'compiled' }) => {
+export const graphql = fp<GraphQLPluginOptions>(async (fastify, { schema, buildContext, introspection, executor = 'compiled', subscriptions }) => {
   const limits = graphqlLimits();
   // queries Apollo has accepted once, answered again without its pipeline (knownQueryAnswer)
   const known = executor === 'compiled' ? new KnownQueries() : undefined;
@@ -83,18 +86,17 @@ export const graphql = fp<GraphQLPluginOptions>(async (fastify, { schema, buildC
   const stats: KnownQueryStats = { answered: 0, handedOver: 0 };
   fastify.decorate('graphqlKnownQueries', stats);
   const answerKnown = known && knownQueryAnswer(schema, known, limits.withinCost, contextOf, stats);
-  fastify.route({
-    url: '/graphql',
-    method: ['GET', 'POST', 'OPTIONS'],
-    // Apollo's integration builds a URL from the Host before our context: a bad Host is refused (or made plain) first
-    onRequest: buildContext.guardHost,
-    handler: answerKnown
-      ? async function (this: FastifyInstance, request: FastifyRequest, reply: FastifyReply) {
-          const answer = await answerKnown(request, reply);
-          return answer ?? apolloHandler.call(this, request, reply);
-        }
-      : apolloHandler,
-  });
+  const handler = answerKnown
+    ? async function (this: FastifyInstance, request: FastifyRequest, reply: FastifyReply) {
+        const answer = await answerKnown(request, reply);
+        return answer ?? apolloHandler.call(this, request, reply);
+      }
+    : apolloHandler;
+  // Apollo's integration builds a URL from the Host before our context: a bad Host is refused (or made plain) first
+  const onRequest = buildContext.guardHost;
+  // GET also upgrades to WebSocket (graphql-ws subscriptions), which @fastify/websocket allows on GET routes only
+  fastify.route({ url: '/graphql', method: 'GET', onRequest, handler, ...(subscriptions ? { wsHandler: subscriptions(limits) } : {}) });
+  fastify.route({ url: '/graphql', method: ['POST', 'OPTIONS'], onRequest, handler });
   // fastify.close() drains in-flight requests itself; Apollo's fastify drain
   // plugin would call fastify.close() again from inside it and deadlock.
   fastify.addHook('onClose', async () => {

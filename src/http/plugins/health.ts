@@ -1,12 +1,25 @@
 import fp from 'fastify-plugin';
 import type { Db } from '../../db/create-db';
 import { migrationsApplied } from '../../db/migrate';
+import type { JobQueueStats } from '../../domain/jobs/job.repository';
 
 /** /readyz answers 503 when the database has not answered SELECT 1 within this time */
 const READY_TIMEOUT_MS = 2_000;
 
-/** GET /healthz (the process is up) and GET /readyz (the database answers and is migrated). */
-export const health = fp<{ db: Db }>(async (fastify, { db }) => {
+interface HealthOptions {
+  db: Db;
+  /** the background engine's queue, read from the database (every process shows it) */
+  jobs: () => Promise<JobQueueStats>;
+  /** whether this process runs the engine (WORKER) */
+  worker: boolean;
+}
+
+/**
+ * GET /healthz (the process is up) and GET /readyz (the database answers and is migrated),
+ * with the state of the background engine's queue: jobs pending, due, running, dead, and
+ * how long the oldest due job has waited (docs/api.md, "Background jobs").
+ */
+export const health = fp<HealthOptions>(async (fastify, { db, jobs, worker }) => {
   fastify.get('/healthz', async () => ({ status: 'ok' }));
   let migrated = false;
   fastify.get('/readyz', async (_request, reply) => {
@@ -18,7 +31,13 @@ export const health = fp<{ db: Db }>(async (fastify, { db }) => {
       });
       await Promise.race([db.sql('SELECT 1'), timeout]);
       migrated ||= await migrationsApplied(db);
-      if (migrated) return { status: 'ready' };
+      if (migrated) {
+        const queue = await Promise.race([jobs(), timeout]);
+        return {
+          status: 'ready',
+          jobs: { worker, pending: queue.pending, due: queue.due, running: queue.running, oldest_due_seconds: Math.round(queue.oldestDueSeconds), dead: queue.dead },
+        };
+      }
       return reply.code(503).send({ status: 'unavailable', reason: 'migrations pending' });
     } catch {
       return reply.code(503).send({ status: 'unavailable', reason: 'database unreachable' });

@@ -10,7 +10,8 @@ import { BadRequestError } from '../../domain/errors';
 export const jsonBody = fp(async (fastify) => {
   const parseJson = fastify.getDefaultJsonParser('error', 'error');
   fastify.removeContentTypeParser(['application/json', 'text/plain']);
-  fastify.addContentTypeParser('application/json', { parseAs: 'buffer' }, (req, body, done) => {
+  // application/merge-patch+json: what Zendesk's clients send to PATCH a webhook (RFC 7396), parsed the same way
+  fastify.addContentTypeParser(['application/json', 'application/merge-patch+json'], { parseAs: 'buffer' }, (req, body, done) => {
     if (!isUtf8(body as Buffer)) return done(new BadRequestError('The request body is not valid UTF-8'), undefined);
     const text = (body as Buffer).toString('utf8');
     if (text.trim() === '') return done(null, undefined);

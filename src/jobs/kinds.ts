@@ -1,0 +1,20 @@
+import type { Db } from '../db/create-db';
+import type { Services } from '../domain/services';
+import { JobEngine, type JobEngineOptions } from './engine';
+import { registerWebhookDeliveries, type WebhookDeliveryOptions } from './webhook-deliveries';
+
+export interface JobKindsOptions extends JobEngineOptions {
+  /** webhook deliveries' settings (tests shorten the retry schedule) */
+  webhooks?: WebhookDeliveryOptions;
+}
+
+/**
+ * The engine of a process, with every kind of job the service runs registered: the one
+ * place that knows them (npm start's engine and the worker-only process alike).
+ */
+export function createJobEngine(db: Pick<Db, 'listen'>, services: Services, options: JobKindsOptions = {}): JobEngine {
+  const engine = new JobEngine(db, services.jobs, options);
+  // the events' fan-out to webhooks, and the deliveries
+  registerWebhookDeliveries(engine, services, options.webhooks);
+  return engine;
+}
