@@ -13,7 +13,7 @@ import { cursorPageFields, cursorVariables } from './pagination';
 import { answer, errorResponses, IgnoredBody, INVALID, IdParams, Nullable, NullableTimestamp, PageFields, PageQuery, QueryString, StringEnum, Timestamp } from './schemas';
 
 // What a webhook sent (docs/api.md, "Webhook deliveries"), in the shape of Zendesk's
-// List Webhook Invocations and List Webhook Invocation Attempts: admins, kept 7 days.
+// List Webhook Invocations and List Webhook Invocation Attempts: admins, kept at least 7 days.
 
 const TAGS = ['Webhooks'];
 const PATH = '/webhooks/:id/invocations';
@@ -85,7 +85,7 @@ export const webhookInvocationRoutes: AnyRestRoute[] = [
     document: RestListWebhookInvocationsDocument,
     schema: {
       operationId: 'listWebhookInvocations', summary: 'List webhook invocations', tags: TAGS,
-      description: "The webhook's invocations (one per event sent to it, kept 7 days), id ascending, in cursor pages, optionally of one status or event type. Admins.",
+      description: "The webhook's invocations (one per event sent to it, kept at least 7 days), id ascending, in cursor pages, optionally of one status or event type. Admins.",
       params: IdParams,
       querystring: ListQuery,
       response: {

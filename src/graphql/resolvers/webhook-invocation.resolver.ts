@@ -9,7 +9,7 @@ import { WebhookInvocation, WebhookInvocationAttempt, WebhookInvocationConnectio
 @Resolver(() => WebhookInvocation)
 export class WebhookInvocationResolver {
   @Allow('webhooks.read')
-  @Query(() => WebhookInvocationConnection, { description: "A webhook's invocations (kept 7 days), id ascending, in cursor pages; NOT_FOUND when there is no such webhook" })
+  @Query(() => WebhookInvocationConnection, { description: "A webhook's invocations (kept at least 7 days), id ascending, in cursor pages; NOT_FOUND when there is no such webhook" })
   async webhookInvocations(@Args() args: WebhookInvocationsArgs, @Ctx() { viewer, services }: GraphQLContext): Promise<WebhookInvocationConnection> {
     const filter = { status: args.status ?? undefined, eventType: args.eventType ?? undefined };
     const source = await services.webhookInvocations.pages(viewer!, args.webhookId, filter);
