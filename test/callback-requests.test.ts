@@ -340,22 +340,26 @@ describe('voice callback requests (docs/api.md, "Voice callback requests")', () 
 
 describe('the rolling window', () => {
   let ctx: TestContext;
-  // A 2 s window (and a budget of 3, so that filling it never outlasts the window).
+  // A 5 s window and a budget of 3, so that filling it never outlasts the window, even on a loaded
+  // machine (with 2 s, a CI run under load saw the first request leave the window before the third came).
+  const WINDOW = 5;
   beforeAll(async () => {
-    ctx = await createTestApp({ limits: { callbackRequests: 3, callbackWindowSeconds: 2 } });
+    ctx = await createTestApp({ limits: { callbackRequests: 3, callbackWindowSeconds: WINDOW } });
   });
   afterAll(() => ctx.close());
 
   it('frees a slot once the oldest counted request leaves the window', async () => {
     const w = await tenant(ctx);
     const body = { callback_request: { phone_number_id: Number(w.phones[0]), requester_phone_number: '+12518717081' } };
+    await ctx.graphql('{ me { id } }', {}, { authorization: w.agent.basic }); // warms the Basic cache: no KDF inside the window
     const left: string[] = [];
     for (let i = 0; i < 3; i++) left.push((await post(ctx, w.agent, body)).headers['x-rate-limit-remaining'] as string);
     expect(left).toEqual(['2', '1', '0']);
     const limited = await post(ctx, w.agent, body);
     expect(limited.statusCode).toBe(429);
     const retryAfter = Number(limited.headers['retry-after']);
-    expect([1, 2]).toContain(retryAfter);
+    expect(retryAfter).toBeGreaterThanOrEqual(1);
+    expect(retryAfter).toBeLessThanOrEqual(WINDOW);
 
     await new Promise((resolve) => setTimeout(resolve, retryAfter * 1000 + 100));
     const again = await post(ctx, w.agent, body);
