@@ -36,6 +36,7 @@ import { changeEvent, clientDetail } from '../src/domain/events/event-details';
 import { validateOAuthClient } from '../src/domain/oauth-clients/oauth-client.validation';
 import { repositories } from '../src/domain/repositories';
 import { sleep } from './net';
+import { median } from './stats';
 import { children, cleanupSync, startServer, throwawayPostgres, type Server } from './processes';
 
 const ROOT = path.resolve(__dirname, '../..');
@@ -73,10 +74,6 @@ function parseArgs(argv: string[]): Options {
   return eventsOptions(mode, path.resolve(i >= 0 ? argv[i + 1] : path.join(ROOT, 'bench/results')));
 }
 
-const median = (xs: number[]) => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s.length ? (s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2) : NaN;
-};
 const quantile = (xs: number[], q: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(q * xs.length))];
 
 /** A receiver that answers 200 at once and remembers each webhook-id once (a repeat is counted apart). */

@@ -27,6 +27,7 @@ import { createServices } from '../src/domain/services';
 import type { LoadResult, LoadSpec, RequestVariant } from './load';
 import { children, cleanupSync, startServer, throwawayPostgres, type Server } from './processes';
 import { eventsOptions, runEventsBench } from './events';
+import { median } from './stats';
 import { BENCH_CLIENT, REQUESTER_PHONE, refreshTokenText, seed, tokenText, type Fixture } from './seed';
 import { TARGETS, writeReport, type BenchReport, type CellResult, type LoadFigures, type ReferenceKey, type ReferenceSummary, type ScenarioSummary } from './report';
 
@@ -322,11 +323,6 @@ function allocatedBytes(file: string): number {
   return sum((JSON.parse(readFileSync(file, 'utf8')) as { head: HeapNode }).head);
 }
 
-const median = (xs: number[]) => {
-  const s = xs.filter((x) => Number.isFinite(x)).sort((a, b) => a - b);
-  if (!s.length) return NaN;
-  return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
-};
 
 interface Stats {
   sqlStatements: number;
