@@ -97,8 +97,8 @@ export function attempt(request: AttemptRequest): Promise<AttemptResult> {
     const req = (secure ? https : http).request(url, {
       method: request.method,
       headers: { ...request.headers, ...(request.body === undefined ? {} : { 'content-length': String(Buffer.byteLength(request.body)) }) },
-      lookup: guardedLookup(request.check),
-      // kept-alive connections, per address check (agentsOf): a new TLS handshake per delivery would cap the rate
+      // kept-alive connections, per address check (agentsOf), each new one made through the check's guarded lookup;
+      // a new TLS handshake per delivery would cap the rate
       agent: agentsOf(request.check)[secure ? 'https' : 'http'],
       signal: request.signal,
     });
