@@ -125,7 +125,7 @@ describe('voice phone numbers (docs/api.md, "Voice phone numbers")', () => {
     const [done] = await ctx.db.prisma.callbackRequest.findMany({ where: { phoneNumberId: BigInt(phone.id) }, orderBy: { id: 'asc' } });
     await ctx.db.prisma.callbackRequest.update({ where: { id: done.id }, data: { status: 'completed' } });
     const calling = await ctx.db.prisma.callbackRequest.create({
-      data: { accountId: account, phoneNumberId: BigInt(phone.id), requesterPhoneNumber: '+14155552674', requestedGroupIds: [], routedGroupIds: [], status: 'calling' },
+      data: { accountId: account, phoneNumberId: BigInt(phone.id), requesterPhoneNumber: '+14155552674', requestedGroupIds: [], routedGroupIds: [], status: 'dialing' },
     });
 
     const res = await send('DELETE', `${BASE}/${phone.id}`, admin.basic);

@@ -21,6 +21,11 @@ export const ADVISORY_LOCKS = {
   retiredLoginThrottle: 727073692,
   /** pg_advisory_xact_lock(webhookLimit, hashtext(account id)): one webhook creation at a time per account, under its limit (src/domain/webhooks/webhook.repository.ts) */
   webhookLimit: 727073693,
+  /**
+   * pg_advisory_xact_lock(callbackLifecycle, hashtext(account id)): one lifecycle decision at a time per account
+   * (routing, offers, outcomes, availability: src/domain/voice/callback-lifecycle.repository.ts), in every process
+   */
+  callbackLifecycle: 727073694,
 } as const;
 
 /** The migration lock's key (create-db.ts: `import { MIGRATION_LOCK_KEY } from './advisory-locks'`). */

@@ -51,6 +51,11 @@ const POLICY = {
   'users.password': rule([], 'write', 'users'),
   'callbackRequests.read': rule(['agent'], 'read'),
   'callbackRequests.create': rule(['agent'], 'write'),
+  /** accept, decline, report an outcome, cancel: agents and admins; which request each may act on is the lifecycle's rule (docs/api.md) */
+  'callbackRequests.handle': rule(['agent'], 'write'),
+  /** agents' availability: agents read anyone's in the account; set their own (admins anyone's: the service's rule) */
+  'agentAvailability.read': rule(['agent'], 'read'),
+  'agentAvailability.write': rule(['agent'], 'write'),
   /** voice phone numbers and groups: agents read them, admins write them */
   'directory.read': rule(['agent'], 'read'),
   /** the audit log: admins, with `read` or the auditlogs scope (read only: `auditlogs:write` is not a valid scope) */

@@ -135,6 +135,7 @@ export const MUST_BE = {
   stringArray: 'must be an array of strings',
   positiveInteger: 'must be a positive integer',
   positiveIntegers: 'must be an array of positive integers',
+  integer: 'must be a whole number',
   clientType: 'must be "public" or "confidential"',
   boolean: 'must be true or false',
   flags: 'must be an object of true/false flags',

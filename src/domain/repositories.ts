@@ -18,6 +18,8 @@ import { OAuthTokenRepository } from './oauth-tokens/oauth-token.repository';
 import { PresentedTokenRepository } from './oauth-tokens/presented-token.repository';
 import { WebhookRepository } from './webhooks/webhook.repository';
 import { WebhookInvocationRepository } from './webhooks/webhook-invocation.repository';
+import { CallbackLifecycleRepository } from './voice/callback-lifecycle.repository';
+import { VoiceStatsRepository } from './voice/voice-stats.repository';
 
 /**
  * Every repository, over one connection: the pool's (built once, by the
@@ -44,6 +46,9 @@ export function repositories(on: TenantSql) {
     codes: new OAuthAuthorizationCodeRepository(on),
     grants: new OAuthGrantRepository(on),
     callbackRequests: new CallbackRequestRepository(on),
+    /** the callback lifecycle's writes and reads: requests' lifecycle columns, history, agents' availability */
+    lifecycle: new CallbackLifecycleRepository(on),
+    voiceStats: new VoiceStatsRepository(on),
     auditLogs: new AuditLogRepository(on),
     /** the background engine's outbox: enqueued in the change's transaction */
     jobs: new JobRepository(on),

@@ -10,6 +10,8 @@ import { UserService } from './directory/user.service';
 import { UserPasswordService } from './directory/user-password.service';
 import { OAuthClientService } from './oauth-clients/oauth-client.service';
 import { CallbackRequestService } from './callback-requests/callback-request.service';
+import { CallbackLifecycleService } from './voice/callback-lifecycle.service';
+import { AgentAvailabilityService } from './voice/agent-availability.service';
 import { OAuthTokenService } from './oauth-tokens/oauth-token.service';
 import { CursorCodec } from './pagination';
 import { OAuthServer } from './oauth-server/oauth-server.service';
@@ -47,18 +49,25 @@ export function createServices(options: ServiceOptions) {
   const box = new SigningSecretBox(hashKey);
   const endpointPolicy = { allowPrivate: options.webhookAllowPrivateEndpoints ?? false };
   const passwords = new UserPasswordService(db, repos.users, repositories, { attempts, hashKey, limits });
+  const callbackLifecycle = new CallbackLifecycleService(db, repos.lifecycle, repositories);
   return {
     authenticator: new Authenticator({ logins: repos.logins, attempts, tokens: repos.presentedTokens, hashKey, limits }),
     accounts: new AccountService(db, repos.accounts, repositories),
     users: new UserService(db, repos.users, repositories, passwords),
     groups: new GroupService(db, repos.groups, repositories),
-    phoneNumbers: new PhoneNumberService(db, repos.phoneNumbers, repositories),
+    phoneNumbers: new PhoneNumberService(db, repos.phoneNumbers, repositories, callbackLifecycle),
     oauthClients,
     oauthServer: new OAuthServer({
       db, hashKey, clients: oauthClients, tokens: repos.grantTokens, codes: repos.codes, grants: repos.grants, repos: repositories,
       limits,
     }),
-    callbackRequests: new CallbackRequestService(repos.callbackRequests, limits),
+    callbackRequests: new CallbackRequestService(repos.callbackRequests, limits, callbackLifecycle),
+    /** the callback lifecycle: routing, offers, dialing, outcomes, cancel, and the timers' decisions */
+    callbackLifecycle,
+    /** agents' availability (Zendesk Talk's) */
+    agentAvailability: new AgentAvailabilityService(repos.lifecycle, callbackLifecycle),
+    /** Zendesk Talk's live stats */
+    voiceStats: repos.voiceStats,
     oauthTokens: new OAuthTokenService(repos.tokens, hashKey),
     cursors: new CursorCodec(hashKey),
     auditLogs: new AuditLogService(repos.auditLogs),

@@ -12,13 +12,14 @@ import { AccountResolver } from './resolvers/account.resolver';
 import { OAuthClientResolver } from './resolvers/oauth-client.resolver';
 import { CallbackRequestResolver } from './resolvers/callback-request.resolver';
 import { EventResolver } from './resolvers/event.resolver';
+import { VoiceResolver } from './resolvers/voice.resolver';
 import { OAuthClientTokensResolver, OAuthTokenResolver } from './resolvers/oauth-token.resolver';
 import { WebhookResolver } from './resolvers/webhook.resolver';
 import { WebhookInvocationResolver } from './resolvers/webhook-invocation.resolver';
 
 const resolvers = [
   DirectoryResolver, UserResolver, GroupResolver, PhoneNumberResolver, AccountResolver,
-  OAuthClientResolver, OAuthTokenResolver, OAuthClientTokensResolver, CallbackRequestResolver, AuditLogResolver, WebhookResolver, WebhookInvocationResolver, EventResolver,
+  OAuthClientResolver, OAuthTokenResolver, OAuthClientTokensResolver, CallbackRequestResolver, AuditLogResolver, WebhookResolver, WebhookInvocationResolver, EventResolver, VoiceResolver,
 ] as const;
 
 // Subscriptions here return their own async iterators (src/domain/events/event-feed.ts);

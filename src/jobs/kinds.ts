@@ -2,6 +2,7 @@ import type { Db } from '../db/create-db';
 import type { Services } from '../domain/services';
 import { JobEngine, type JobEngineOptions } from './engine';
 import { registerWebhookDeliveries, type WebhookDeliveryOptions } from './webhook-deliveries';
+import { registerCallbackLifecycle } from './callback-lifecycle';
 
 export interface JobKindsOptions extends JobEngineOptions {
   /** webhook deliveries' settings (tests shorten the retry schedule) */
@@ -16,5 +17,7 @@ export function createJobEngine(db: Pick<Db, 'listen'>, services: Services, opti
   const engine = new JobEngine(db, services.jobs, options);
   // the events' fan-out to webhooks, and the deliveries
   registerWebhookDeliveries(engine, services, options.webhooks);
+  // the callback lifecycle's timers: offers expiring, retries coming due, wrap-ups ending
+  registerCallbackLifecycle(engine, services);
   return engine;
 }

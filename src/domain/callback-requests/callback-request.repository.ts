@@ -9,7 +9,17 @@ import { eventCtes } from '../events/event-log.repository';
 // request's callback_request.created event too (docs/api.md, "Events"): callback
 // requests have no audit record, and one statement keeps the rate limit exact.
 
-export type CallbackRequestStatus = 'queued' | 'calling' | 'completed' | 'cancelled';
+export type { CallbackStatus as CallbackRequestStatus } from '../voice/callback-transitions';
+import type { CallbackStatus as CallbackRequestStatus } from '../voice/callback-transitions';
+
+/** One step of a request's history. */
+export interface CallbackHistoryEntry {
+  status: CallbackRequestStatus;
+  agentId: bigint | null;
+  /** why it moved, when there is more to say: missed, declined, rescinded, no_answer, busy, answered… */
+  reason: string | null;
+  at: Date;
+}
 
 export interface CallbackRequestRecord {
   id: bigint;
@@ -23,6 +33,12 @@ export interface CallbackRequestRecord {
   queuePosition: number | null;
   createdById: bigint | null;
   createdAt: Date;
+  /** the agent offered it, dialing it, or who completed it */
+  agentId: bigint | null;
+  /** dial attempts made */
+  attempts: number;
+  updatedAt: Date | null;
+  completedAt: Date | null;
 }
 
 /** A row of create_callback_request (callback_request_lookups gives the first two columns). */
@@ -49,6 +65,7 @@ export interface NewCallbackRequest {
 
 export interface CallbackRequestQuery {
   phoneNumberId?: bigint;
+  agentId?: bigint;
   status?: CallbackRequestStatus | null;
   size: number;
   after?: bigint;
@@ -65,10 +82,14 @@ interface SqlRow {
   status: string;
   created_by_id: Int8 | null;
   created_at: Date;
+  agent_id: Int8 | null;
+  attempts: number;
+  updated_at: Date | null;
+  completed_at: Date | null;
 }
 const COLUMNS = `c.id, c.account_id, c.phone_number_id, c.requester_phone_number,
   COALESCE(c.requested_group_ids, '{}')::text[] AS requested_group_ids, COALESCE(c.routed_group_ids, '{}')::text[] AS routed_group_ids,
-  c.status::text AS status, c.created_by_id, c.created_at`;
+  c.status::text AS status, c.created_by_id, c.created_at, c.agent_id, c.attempts, c.updated_at, c.completed_at`;
 
 function toRecord(r: SqlRow, queuePosition: number | null): CallbackRequestRecord {
   return {
@@ -82,6 +103,10 @@ function toRecord(r: SqlRow, queuePosition: number | null): CallbackRequestRecor
     queuePosition,
     createdById: r.created_by_id === null ? null : BigInt(r.created_by_id),
     createdAt: r.created_at,
+    agentId: r.agent_id === null ? null : BigInt(r.agent_id),
+    attempts: r.attempts,
+    updatedAt: r.updated_at,
+    completedAt: r.completed_at,
   };
 }
 
@@ -130,9 +155,13 @@ export class CallbackRequestRepository {
       filter.push(String(query.phoneNumberId));
       where += ` AND c.phone_number_id = $${filter.length + 1}`;
     }
+    if (query.agentId !== undefined) {
+      filter.push(String(query.agentId));
+      where += ` AND c.agent_id = $${filter.length + 1}`;
+    }
     if (query.status) {
       filter.push(query.status);
-      where += ` AND c.status = $${filter.length + 1}`;
+      where += ` AND c.status = $${filter.length + 1}::"CallbackRequestStatus"`;
     }
     const paging = [...filter];
     let pageWhere = where;
@@ -148,6 +177,47 @@ export class CallbackRequestRepository {
     const page = rows.slice(0, query.size);
     const positions = await this.queuePositions(scope, page);
     return { records: page.map((r, i) => toRecord(r, positions[i])), hasNextPage: rows.length > query.size, totalCount: Number(counted.n) };
+  }
+
+  /** A request of the scope, with its queue position; null when there is none. */
+  async find(scope: AccountScope, id: bigint): Promise<CallbackRequestRecord | null> {
+    const [row] = await this.db.query<SqlRow>(scope, `SELECT ${COLUMNS} FROM callback_requests c WHERE c.account_id = $1 AND c.id = $2`, [String(id)]);
+    if (!row) return null;
+    const [position] = await this.queuePositions(scope, [row]);
+    return toRecord(row, position);
+  }
+
+  /** The history of these requests of the scope, oldest first, by request id. */
+  async history(scope: AccountScope, ids: readonly bigint[]): Promise<Map<string, CallbackHistoryEntry[]>> {
+    const out = new Map<string, CallbackHistoryEntry[]>(ids.map((id) => [String(id), []]));
+    if (ids.length === 0) return out;
+    const rows = await this.db.query<{ callback_request_id: Int8; status: string; agent_id: Int8 | null; reason: string | null; at: Date }>(
+      scope,
+      `SELECT h.callback_request_id, h.status::text AS status, h.agent_id, h.reason, h.at FROM callback_request_history h
+        WHERE h.account_id = $1 AND h.callback_request_id = ANY($2::bigint[]) ORDER BY h.callback_request_id, h.id`,
+      [ids.map(String)],
+    );
+    for (const r of rows) {
+      out.get(String(r.callback_request_id))?.push({
+        status: r.status as CallbackRequestStatus, agentId: r.agent_id === null ? null : BigInt(r.agent_id), reason: r.reason, at: r.at,
+      });
+    }
+    return out;
+  }
+
+  /**
+   * What an estimate of the wait needs: the mean handling time (dialing to completed) of
+   * the account's last 20 completed requests (null: none yet), and the agents online.
+   */
+  async waitFactors(scope: AccountScope): Promise<{ handleSeconds: number | null; agentsOnline: number }> {
+    const [row] = await this.db.query<{ handle: number | null; online: number }>(
+      scope,
+      `SELECT (SELECT avg(EXTRACT(EPOCH FROM r.completed_at - r.dialing_at))::float8 FROM (
+                 SELECT c.completed_at, c.dialing_at FROM callback_requests c
+                  WHERE c.account_id = $1 AND c.status = 'completed' AND c.dialing_at IS NOT NULL ORDER BY c.id DESC LIMIT 20) r) AS handle,
+              (SELECT count(*)::int FROM agent_availabilities a WHERE a.account_id = $1 AND a.agent_state = 'online') AS online`,
+    );
+    return { handleSeconds: row.handle === null ? null : Number(row.handle), agentsOnline: row.online };
   }
 
   /**
@@ -173,17 +243,16 @@ export class CallbackRequestRepository {
   }
 
   /**
-   * Cancels the queued and calling requests of a phone number of the scope, on the
-   * caller's transaction (deleting the number); returns how many.
+   * The open requests of a phone number of the scope (deleting the number cancels them
+   * through the lifecycle, one transition each).
    */
-  async cancelOpenOfPhoneNumber(scope: AccountScope, phoneNumberId: bigint): Promise<number> {
-    const rows = await this.db.query(
+  async openOfPhoneNumber(scope: AccountScope, phoneNumberId: bigint): Promise<bigint[]> {
+    const rows = await this.db.query<{ id: Int8 }>(
       scope,
-      `UPDATE callback_requests SET status = 'cancelled', updated_at = now()
-        WHERE account_id = $1 AND phone_number_id = $2 AND status IN ('queued', 'calling')
-       RETURNING id`,
+      `SELECT c.id FROM callback_requests c
+        WHERE c.account_id = $1 AND c.phone_number_id = $2 AND c.status IN ('queued', 'offered', 'accepted', 'dialing') ORDER BY c.id`,
       [String(phoneNumberId)],
     );
-    return rows.length;
+    return rows.map((r) => BigInt(r.id));
   }
 }

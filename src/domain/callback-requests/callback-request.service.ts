@@ -3,10 +3,18 @@ import { NotFoundError, RateLimitedError, Validator } from '../errors';
 import { parseId } from '../ids';
 import { accountScope } from '../authorization';
 import type { Viewer } from '../auth/viewer';
-import type { CallbackRequestRecord, CallbackRequestRepository, CallbackRequestStatus } from './callback-request.repository';
+import type { CallbackHistoryEntry, CallbackRequestRecord, CallbackRequestRepository, CallbackRequestStatus } from './callback-request.repository';
+import type { CallbackLifecycleService } from '../voice/callback-lifecycle.service';
 import { checkCallbackRequest, type CallbackRequestInput } from './callback-request.validation';
 
 export type { CallbackRequestRecord } from './callback-request.repository';
+
+/** A request as list and show give it: with its history and, while queued, an estimate of the wait. */
+export interface CallbackRequestView extends CallbackRequestRecord {
+  history: CallbackHistoryEntry[];
+  /** seconds: the queue position × the mean handling time of recent callbacks ÷ the agents online; null when unknown or not queued */
+  estimatedWaitTime: number | null;
+}
 
 export interface CreatedCallbackRequest extends CallbackRequestRecord {
   /** the account's budget after this creation */
@@ -15,6 +23,7 @@ export interface CreatedCallbackRequest extends CallbackRequestRecord {
 
 export interface CallbackRequestFilter {
   phoneNumberId?: unknown;
+  agentId?: unknown;
   status?: CallbackRequestStatus | null;
   /** page size, already clamped to 1..100 */
   size: number;
@@ -23,7 +32,7 @@ export interface CallbackRequestFilter {
 }
 
 export interface CallbackRequestPage {
-  records: CallbackRequestRecord[];
+  records: CallbackRequestView[];
   hasNextPage: boolean;
   totalCount: number;
 }
@@ -39,6 +48,7 @@ export class CallbackRequestService {
   constructor(
     private readonly requests: CallbackRequestRepository,
     private readonly limits: Pick<Limits, 'callbackRequests' | 'callbackWindowSeconds'>,
+    private readonly lifecycle: Pick<CallbackLifecycleService, 'dispatch'>,
   ) {}
 
   /**
@@ -75,6 +85,8 @@ export class CallbackRequestService {
     if (row.new_id === null || row.new_id === undefined) {
       throw new RateLimitedError(row.retry_after ?? 1, `Rate limit exceeded: at most ${limit} per ${seconds} seconds`, limit);
     }
+    // an agent free now gets the offer at once (the request is committed: any process may route it)
+    const offered = await this.lifecycle.dispatch(scope).catch(() => 0); // the request is stored; the next trigger (or the sweep) routes it
     return {
       id: BigInt(row.new_id),
       accountId: scope.accountId,
@@ -82,22 +94,59 @@ export class CallbackRequestService {
       requesterPhoneNumber: fields.requesterPhoneNumber!,
       requestedGroupIds: groupIds,
       routedGroupIds: row.routed_group_ids!.map((id) => BigInt(id)),
-      status: 'queued',
-      queuePosition: row.queued_ahead! + 1,
+      status: offered > 0 ? 'offered' : 'queued',
+      queuePosition: offered > 0 ? null : row.queued_ahead! + 1,
       createdById: viewer.userId,
       createdAt: new Date(row.decided_at!),
+      agentId: null,
+      attempts: 0,
+      updatedAt: null,
+      completedAt: null,
       rateLimit: { limit, remaining: limit - row.used! - 1 },
     };
   }
 
   /** A page of the account's requests, id ascending (queue order), with the filter's total. */
   async list(viewer: Viewer, filter: CallbackRequestFilter): Promise<CallbackRequestPage> {
-    let phoneNumberId: bigint | undefined;
-    if (filter.phoneNumberId !== undefined && filter.phoneNumberId !== null) {
-      const id = parseId(filter.phoneNumberId);
-      if (id === null) return { records: [], hasNextPage: false, totalCount: 0 };
-      phoneNumberId = id;
-    }
-    return this.requests.list(accountScope(viewer), { phoneNumberId, status: filter.status, size: filter.size, after: filter.after });
+    const phoneNumberId = idFilter(filter.phoneNumberId);
+    const agentId = idFilter(filter.agentId);
+    if (phoneNumberId === null || agentId === null) return { records: [], hasNextPage: false, totalCount: 0 };
+    const scope = accountScope(viewer);
+    const page = await this.requests.list(scope, { phoneNumberId, agentId, status: filter.status, size: filter.size, after: filter.after });
+    return { ...page, records: await this.views(scope, page.records) };
+  }
+
+  /** A request of the account with its history; null when there is none with this id. */
+  async find(viewer: Viewer, rawId: unknown): Promise<CallbackRequestView | null> {
+    const id = parseId(rawId);
+    if (id === null) return null;
+    const scope = accountScope(viewer);
+    const found = await this.requests.find(scope, id);
+    return found && (await this.views(scope, [found]))[0];
+  }
+
+  private async views(scope: { accountId: bigint }, records: CallbackRequestRecord[]): Promise<CallbackRequestView[]> {
+    if (records.length === 0) return [];
+    const queued = records.some((r) => r.queuePosition !== null);
+    const [history, factors] = await Promise.all([
+      this.requests.history(scope, records.map((r) => r.id)),
+      queued ? this.requests.waitFactors(scope) : Promise.resolve(null),
+    ]);
+    return records.map((r) => ({
+      ...r,
+      history: history.get(String(r.id)) ?? [],
+      estimatedWaitTime:
+        r.queuePosition === null || !factors || factors.handleSeconds === null
+          ? null
+          : Math.round((r.queuePosition * factors.handleSeconds) / Math.max(1, factors.agentsOnline)),
+    }));
   }
 }
+
+/** A filter's id: undefined when absent, null when it names nothing (no record matches). */
+function idFilter(raw: unknown): bigint | undefined | null {
+  if (raw === undefined || raw === null) return undefined;
+  return parseId(raw);
+}
+
+export type { CallbackHistoryEntry };

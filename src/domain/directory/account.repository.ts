@@ -13,24 +13,45 @@ export interface AccountRecord {
   name: string;
   subdomain: string;
   omnichannelRouting: boolean;
+  /** the callback lifecycle's settings, in seconds (attempts: a count) */
+  callbackOfferTimeout: number;
+  callbackRetryDelay: number;
+  callbackMaxAttempts: number;
+  wrapUpTime: number;
   createdAt: Date;
   updatedAt: Date | null;
 }
 
-/** The account's settings (Zendesk's account settings; one for now). */
+/** The account's settings (docs/api.md, "Account settings"). */
 export interface AccountSettingsChanges {
   omnichannelRouting?: boolean;
+  callbackOfferTimeout?: number;
+  callbackRetryDelay?: number;
+  callbackMaxAttempts?: number;
+  wrapUpTime?: number;
 }
 
 type Int8 = string | number | bigint;
 interface SqlRow {
-  id: Int8; name: string; subdomain: string; omnichannel_routing: boolean; created_at: Date; updated_at: Date | null;
+  id: Int8; name: string; subdomain: string; omnichannel_routing: boolean; callback_offer_timeout: number; callback_retry_delay: number;
+  callback_max_attempts: number; wrap_up_time: number; created_at: Date; updated_at: Date | null;
 }
-const COLUMNS = 'a.id, a.name, a.subdomain, a.omnichannel_routing, a.created_at, a.updated_at';
+const COLUMNS = 'a.id, a.name, a.subdomain, a.omnichannel_routing, a.callback_offer_timeout, a.callback_retry_delay, a.callback_max_attempts, a.wrap_up_time, a.created_at, a.updated_at';
 
 function toRecord(r: SqlRow): AccountRecord {
-  return { id: BigInt(r.id), name: r.name, subdomain: r.subdomain, omnichannelRouting: r.omnichannel_routing, createdAt: r.created_at, updatedAt: r.updated_at };
+  return {
+    id: BigInt(r.id), name: r.name, subdomain: r.subdomain, omnichannelRouting: r.omnichannel_routing, callbackOfferTimeout: r.callback_offer_timeout,
+    callbackRetryDelay: r.callback_retry_delay, callbackMaxAttempts: r.callback_max_attempts, wrapUpTime: r.wrap_up_time, createdAt: r.created_at, updatedAt: r.updated_at,
+  };
 }
+
+/** The integer settings: key → column (fixed text of updateSettings). */
+const INTEGER_SETTINGS = [
+  ['callbackOfferTimeout', 'callback_offer_timeout'],
+  ['callbackRetryDelay', 'callback_retry_delay'],
+  ['callbackMaxAttempts', 'callback_max_attempts'],
+  ['wrapUpTime', 'wrap_up_time'],
+] as const;
 
 export class AccountRepository {
   constructor(private readonly db: TenantSql) {}
@@ -67,12 +88,17 @@ export class AccountRepository {
   /** Sets the given settings and updated_at. */
   async updateSettings(scope: AccountScope, changes: AccountSettingsChanges): Promise<AccountRecord | null> {
     const given = changes.omnichannelRouting !== undefined;
+    const params: unknown[] = [given, given ? changes.omnichannelRouting : null];
+    const sets = INTEGER_SETTINGS.map(([key, column]) => {
+      params.push(changes[key] !== undefined, changes[key] ?? null);
+      return `${column} = CASE WHEN $${params.length}::boolean THEN $${params.length + 1}::int ELSE a.${column} END`;
+    });
     const [row] = await this.db.query<SqlRow>(
       scope,
-      `UPDATE accounts a SET omnichannel_routing = CASE WHEN $2::boolean THEN $3::boolean ELSE a.omnichannel_routing END, updated_at = now()
+      `UPDATE accounts a SET omnichannel_routing = CASE WHEN $2::boolean THEN $3::boolean ELSE a.omnichannel_routing END, ${sets.join(', ')}, updated_at = now()
         WHERE a.id = $1
        RETURNING ${COLUMNS}`,
-      [given, given ? changes.omnichannelRouting : null],
+      params,
     );
     return row ? toRecord(row) : null;
   }

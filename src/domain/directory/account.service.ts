@@ -14,6 +14,27 @@ export const SUBDOMAIN_PATTERN = /^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$/;
 
 export interface AccountSettingsInput {
   omnichannelRouting?: unknown;
+  callbackOfferTimeout?: unknown;
+  callbackRetryDelay?: unknown;
+  callbackMaxAttempts?: unknown;
+  wrapUpTime?: unknown;
+}
+
+/** The callback lifecycle's integer settings: input key, REST name, words, range (docs/api.md, "Account settings"). */
+const INTEGER_SETTINGS = [
+  { key: 'callbackOfferTimeout', field: 'callback_offer_timeout', label: 'Callback offer timeout', min: 1, max: 600 },
+  { key: 'callbackRetryDelay', field: 'callback_retry_delay', label: 'Callback retry delay', min: 0, max: 86_400 },
+  { key: 'callbackMaxAttempts', field: 'callback_max_attempts', label: 'Callback max attempts', min: 1, max: 10 },
+  { key: 'wrapUpTime', field: 'wrap_up_time', label: 'Wrap-up time', min: 0, max: 3_600 },
+] as const;
+
+function integerSetting(v: Validator, s: (typeof INTEGER_SETTINGS)[number], raw: unknown): number | undefined {
+  if (raw === undefined) return undefined;
+  if (typeof raw !== 'number' || !Number.isInteger(raw) || raw < s.min || raw > s.max) {
+    v.add(s.field, 'InvalidValue', `${s.label}: must be a whole number from ${s.min} to ${s.max}`);
+    return undefined;
+  }
+  return raw;
 }
 
 /** Accounts (tenants): created and listed by the operator (CLI); their settings read and written by admins. */
@@ -83,16 +104,22 @@ export class AccountService {
     const changes: AccountSettingsChanges = {
       omnichannelRouting: raw === null ? (v.add('omnichannel_routing', 'InvalidValue', 'Omnichannel routing: must be true or false'), undefined) : booleanField(v, 'omnichannel_routing', 'Omnichannel routing', raw),
     };
+    for (const s of INTEGER_SETTINGS) changes[s.key] = integerSetting(v, s, input[s.key]);
     v.throwIfAny();
     return tenantTransaction(this.db, async (sql) => {
       const accounts = this.repos(sql).accounts;
       const current = (await accounts.find(scopeOf(acting), true)) ?? notFound();
-      const changed = changedFields(current, changes, { omnichannel_routing: 'omnichannelRouting' });
+      const changed = changedFields(current, changes, {
+        omnichannel_routing: 'omnichannelRouting', callback_offer_timeout: 'callbackOfferTimeout', callback_retry_delay: 'callbackRetryDelay',
+        callback_max_attempts: 'callbackMaxAttempts', wrap_up_time: 'wrapUpTime',
+      });
       if (changed.length === 0) return current;
       const updated = (await accounts.updateSettings(scopeOf(acting), changes)) ?? notFound();
       await recordAudit(sql, auditActorOf(acting), {
         action: 'update', sourceType: 'account', sourceId: updated.id, sourceLabel: updated.name, changedFields: changed,
-        description: `Omnichannel routing turned ${updated.omnichannelRouting ? 'on' : 'off'}`,
+        description: changed.includes('omnichannel_routing') && changed.length === 1
+          ? `Omnichannel routing turned ${updated.omnichannelRouting ? 'on' : 'off'}`
+          : `Updated ${changed.join(', ')}`,
       });
       return updated;
     });

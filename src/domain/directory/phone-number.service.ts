@@ -6,6 +6,7 @@ import { parseId } from '../ids';
 import { checkOffsetPage, type OffsetPage } from '../pagination';
 import { toE164 } from '../phone';
 import { auditActorOf, booleanField, changedFields, scopeOf, textField, type Acting } from './acting';
+import type { CallbackLifecycleService } from '../voice/callback-lifecycle.service';
 import type { PhoneNumberChanges, PhoneNumberRecord, PhoneNumberRepository } from './phone-number.repository';
 
 export type { PhoneNumberRecord } from './phone-number.repository';
@@ -52,6 +53,8 @@ export class PhoneNumberService {
     private readonly db: Transactions,
     private readonly numbers: PhoneNumberRepository,
     private readonly repos: RepositoryFactory,
+    /** the callback lifecycle: deleting a number cancels its open requests */
+    private readonly callbacks: Pick<CallbackLifecycleService, 'cancelOpenOfPhoneNumber'>,
   ) {}
 
   async find(acting: Acting, rawId: unknown): Promise<PhoneNumberRecord | null> {
@@ -115,13 +118,13 @@ export class PhoneNumberService {
     });
   }
 
-  /** Soft delete; its queued and calling callback requests become cancelled in the same transaction. */
+  /** Soft delete; its open callback requests become cancelled in the same transaction (their agents freed). */
   async delete(acting: Acting, rawId: unknown): Promise<void> {
     const id = parseId(rawId) ?? notFound();
     await tenantTransaction(this.db, async (sql) => {
       const tx = this.repos(sql);
       const deleted = (await tx.phoneNumbers.softDelete(scopeOf(acting), id)) ?? notFound();
-      const cancelled = await tx.callbackRequests.cancelOpenOfPhoneNumber(scopeOf(acting), id);
+      const cancelled = await this.callbacks.cancelOpenOfPhoneNumber(sql, auditActorOf(acting), id);
       await recordAudit(sql, auditActorOf(acting), {
         action: 'destroy', sourceType: 'voice_phone_number', sourceId: id, sourceLabel: deleted.number,
         description: `Deleted; ${cancelled} open callback request${cancelled === 1 ? '' : 's'} cancelled`,

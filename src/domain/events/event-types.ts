@@ -14,6 +14,15 @@ export const EVENT_NAMES = [
   'user.updated',
   'user.deleted',
   'callback_request.created',
+  // the callback lifecycle (docs/api.md, "The callback lifecycle")
+  'callback_request.offered',
+  'callback_request.accepted',
+  'callback_request.dialing',
+  'callback_request.completed',
+  'callback_request.requeued',
+  'callback_request.failed',
+  'callback_request.cancelled',
+  'agent.availability_changed',
 ] as const;
 
 export type EventName = (typeof EVENT_NAMES)[number];

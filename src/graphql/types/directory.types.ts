@@ -1,4 +1,4 @@
-import { ArgsType, Field, ID, InputType, ObjectType, registerEnumType } from 'type-graphql';
+import { ArgsType, Field, ID, InputType, Int, ObjectType, registerEnumType } from 'type-graphql';
 import type { AccountRecord } from '../../domain/directory/account.service';
 import type { GroupRecord } from '../../domain/directory/group.service';
 import type { PhoneNumberRecord } from '../../domain/directory/phone-number.service';
@@ -79,16 +79,29 @@ export class Account {
 @ObjectType({ simpleResolvers: true, description: "The account's settings (admins)" })
 export class AccountSettings {
   @Field({ description: 'Whether a callback request is routed to its first group only (true) or to all its groups (false)' }) omnichannelRouting!: boolean;
+  @Field(() => Int, { description: 'Seconds an agent has to accept an offered callback before it goes to the next agent (1–600; 30 by default)' })
+  callbackOfferTimeout!: number;
+  @Field(() => Int, { description: 'Seconds before a callback that was not answered (no answer, busy) is offered again (0–86,400; 120 by default)' })
+  callbackRetryDelay!: number;
+  @Field(() => Int, { description: 'Dial attempts of a callback before it fails (1–10; 3 by default)' }) callbackMaxAttempts!: number;
+  @Field(() => Int, { description: 'Seconds an agent spends in wrap-up after a callback before the next offer (0–3,600; 0 by default)' }) wrapUpTime!: number;
   @Field(() => Date, { nullable: true, description: 'When the account last changed; null if it never did' }) updatedAt!: Date | null;
 
   static from(r: AccountRecord): AccountSettings {
-    return Object.assign(new AccountSettings(), { omnichannelRouting: r.omnichannelRouting, updatedAt: r.updatedAt });
+    return Object.assign(new AccountSettings(), {
+      omnichannelRouting: r.omnichannelRouting, callbackOfferTimeout: r.callbackOfferTimeout, callbackRetryDelay: r.callbackRetryDelay,
+      callbackMaxAttempts: r.callbackMaxAttempts, wrapUpTime: r.wrapUpTime, updatedAt: r.updatedAt,
+    });
   }
 }
 
 @InputType({ description: "The account's settings to change; omitted ones keep their value" })
 export class AccountSettingsInput {
   @Field(() => Boolean, { nullable: true, description: 'True: route each new callback request to its first group only; false: to all its groups' }) omnichannelRouting?: boolean | null;
+  @Field(() => Int, { nullable: true, description: 'Seconds to accept an offer, 1–600' }) callbackOfferTimeout?: number | null;
+  @Field(() => Int, { nullable: true, description: 'Seconds before a retry after no answer or busy, 0–86,400' }) callbackRetryDelay?: number | null;
+  @Field(() => Int, { nullable: true, description: 'Dial attempts before a callback fails, 1–10' }) callbackMaxAttempts?: number | null;
+  @Field(() => Int, { nullable: true, description: 'Seconds of wrap-up after a callback, 0–3,600' }) wrapUpTime?: number | null;
 }
 
 @ObjectType({ simpleResolvers: true, description: 'What a phone number can do (Zendesk capabilities)' })
