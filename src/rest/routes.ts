@@ -9,9 +9,10 @@ import { phoneNumberRoutes } from './phone-numbers.routes';
 import { accountSettingsRoutes } from './account-settings.routes';
 import { webhookRoutes } from './webhooks.routes';
 import { webhookInvocationRoutes } from './webhook-invocations.routes';
+import { voiceRoutes } from './voice.routes';
 
 /** Every /api/v2 route (docs/api.md lists them). */
 export const restRoutes: AnyRestRoute[] = [
   ...oauthClientRoutes, ...oauthTokenRoutes, ...callbackRequestRoutes, ...userRoutes, ...groupRoutes, ...phoneNumberRoutes, ...accountSettingsRoutes,
-  ...auditLogRoutes, ...webhookRoutes, ...webhookInvocationRoutes,
+  ...auditLogRoutes, ...webhookRoutes, ...webhookInvocationRoutes, ...voiceRoutes,
 ];
