@@ -18,6 +18,7 @@ import { OAuthTokenRepository } from './oauth-tokens/oauth-token.repository';
 import { PresentedTokenRepository } from './oauth-tokens/presented-token.repository';
 import { WebhookRepository } from './webhooks/webhook.repository';
 import { WebhookInvocationRepository } from './webhooks/webhook-invocation.repository';
+import { GroupMembershipRepository } from './voice/group-membership.repository';
 
 /**
  * Every repository, over one connection: the pool's (built once, by the
@@ -31,6 +32,8 @@ export function repositories(on: TenantSql) {
     accounts: new AccountRepository(on),
     users: new UserRepository(on),
     groups: new GroupRepository(on),
+    /** which agents each group routes to */
+    groupMemberships: new GroupMembershipRepository(on),
     phoneNumbers: new PhoneNumberRepository(on),
     logins: new LoginRepository(on),
     clients: new OAuthClientRepository(on),
