@@ -74,6 +74,14 @@ export const CASES: Record<string, IsolationCase> = {
   'GroupRepository.update': { run: (r, c, t) => r.update(scope(c), t.groupId, { name: 'Changed' }), nothing: null },
   'GroupRepository.delete': { run: (r, c, t) => r.delete(scope(c), t.groupId), nothing: null },
 
+  'GroupMembershipRepository.find': { run: (r, c, t) => r.find(scope(c), t.membershipId), nothing: null },
+  'GroupMembershipRepository.list': { run: (r, c) => r.list(scope(c), {}, page), nothing: (res, t) => noneOf(t, res) },
+  'GroupMembershipRepository.count': { run: (r, c, t) => r.count(scope(c), { groupId: t.groupId }), nothing: 0 },
+  // the target's end user and group: a pair that is no member yet (the repository leaves roles to the service)
+  'GroupMembershipRepository.insert': { run: (r, c, t) => r.insert(scope(c), { userId: t.endUserId, groupId: t.groupId }), nothing: null },
+  'GroupMembershipRepository.delete': { run: (r, c, t) => r.delete(scope(c), t.membershipId), nothing: null },
+  'GroupMembershipRepository.deleteOf': { run: (r, c, t) => r.deleteOf(scope(c), { groupId: t.groupId }), nothing: [] },
+
   'WebhookRepository.find': { run: (r, c, t) => r.find(scope(c), t.webhookId), nothing: null },
   'WebhookRepository.listKeyset': { run: (r, c) => r.listKeyset(scope(c), {}, { size: 100 }), nothing: (res, t) => noneOf(t, res.items) },
   'WebhookRepository.count': { run: (r, c) => r.count(scope(c)), nothing: 1 },

@@ -20,6 +20,7 @@ import { WebhookRepository } from './webhooks/webhook.repository';
 import { WebhookInvocationRepository } from './webhooks/webhook-invocation.repository';
 import { CallbackLifecycleRepository } from './voice/callback-lifecycle.repository';
 import { VoiceStatsRepository } from './voice/voice-stats.repository';
+import { GroupMembershipRepository } from './voice/group-membership.repository';
 
 /**
  * Every repository, over one connection: the pool's (built once, by the
@@ -33,6 +34,8 @@ export function repositories(on: TenantSql) {
     accounts: new AccountRepository(on),
     users: new UserRepository(on),
     groups: new GroupRepository(on),
+    /** which agents each group routes to */
+    groupMemberships: new GroupMembershipRepository(on),
     phoneNumbers: new PhoneNumberRepository(on),
     logins: new LoginRepository(on),
     clients: new OAuthClientRepository(on),

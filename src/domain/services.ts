@@ -21,6 +21,7 @@ import { SigningSecretBox } from './webhooks/signing-secret';
 import { WebhookService } from './webhooks/webhook.service';
 import { WebhookDeliveryService } from './webhooks/webhook-delivery.service';
 import { WebhookInvocationService } from './webhooks/webhook-invocation.service';
+import { GroupMembershipService } from './voice/group-membership.service';
 
 interface ServiceOptions {
   db: Pick<Db, 'sql' | 'transaction'>;
@@ -55,6 +56,7 @@ export function createServices(options: ServiceOptions) {
     accounts: new AccountService(db, repos.accounts, repositories),
     users: new UserService(db, repos.users, repositories, passwords),
     groups: new GroupService(db, repos.groups, repositories),
+    groupMemberships: new GroupMembershipService(db, repos.groupMemberships, repos.groups, repos.users, repositories),
     phoneNumbers: new PhoneNumberService(db, repos.phoneNumbers, repositories, callbackLifecycle),
     oauthClients,
     oauthServer: new OAuthServer({

@@ -7,6 +7,7 @@ import { AuditLogResolver } from './resolvers/audit-log.resolver';
 import { DirectoryResolver } from './resolvers/directory.resolver';
 import { UserResolver } from './resolvers/user.resolver';
 import { GroupResolver } from './resolvers/group.resolver';
+import { GroupMembershipResolver } from './resolvers/group-membership.resolver';
 import { PhoneNumberResolver } from './resolvers/phone-number.resolver';
 import { AccountResolver } from './resolvers/account.resolver';
 import { OAuthClientResolver } from './resolvers/oauth-client.resolver';
@@ -18,7 +19,7 @@ import { WebhookResolver } from './resolvers/webhook.resolver';
 import { WebhookInvocationResolver } from './resolvers/webhook-invocation.resolver';
 
 const resolvers = [
-  DirectoryResolver, UserResolver, GroupResolver, PhoneNumberResolver, AccountResolver,
+  DirectoryResolver, UserResolver, GroupResolver, GroupMembershipResolver, PhoneNumberResolver, AccountResolver,
   OAuthClientResolver, OAuthTokenResolver, OAuthClientTokensResolver, CallbackRequestResolver, AuditLogResolver, WebhookResolver, WebhookInvocationResolver, EventResolver, VoiceResolver,
 ] as const;
 
@@ -45,7 +46,7 @@ export function buildGraphQLSchema(): GraphQLSchema {
     schema.getQueryType()!.description =
       'What you can read. Every field needs credentials (Authorization: Basic or Bearer), and says who may use it and what a token needs.';
     schema.getMutationType()!.description =
-      'What you can change. Each change is one transaction; changes to clients, tokens, users, groups, phone numbers, settings and webhooks are recorded in the audit log. Every field says who may use it and what a token needs.';
+      'What you can change. Each change is one transaction; changes to clients, tokens, users, groups, group memberships, phone numbers, settings and webhooks are recorded in the audit log. Every field says who may use it and what a token needs.';
     schema.getSubscriptionType()!.description =
       'What you can watch live, over WebSocket (graphql-ws) on /graphql, with credentials in the connection_init payload. Every field says who may use it and what a token needs.';
     describeAccess(schema);

@@ -29,25 +29,34 @@ type ById<TData> = TypedDocumentNode<TData, { id: string }>;
 
 /**
  * GET <path>: one offset page (page, per_page) of `key` records, and `count`, the
- * number of all of them (`what`: the records, in words).
+ * number of all of them (`what`: the records, in words). A list under a record
+ * (/groups/:id/memberships) names it with `parent`: the variables of its :id; the
+ * operation fails with NOT_FOUND, a 404, when the account has no such record.
  */
-export function offsetListRoute<TData, T extends TSchema>(route: {
+export function offsetListRoute<TData, T extends TSchema, TVariables extends { page: number; perPage: number } = { page: number; perPage: number }>(route: {
   path: string;
-  document: TypedDocumentNode<TData, { page: number; perPage: number }>;
+  document: TypedDocumentNode<TData, TVariables>;
   schema: Described;
   key: string;
   what: string;
   record: T;
   records: (data: TData) => Static<T>[];
   count: (data: TData) => number;
+  parent?: (id: string) => Omit<TVariables, 'page' | 'perPage'>;
 }): AnyRestRoute {
   const body = Type.Object({ [route.key]: Type.Array(route.record), ...offsetListFields(route.what) }, { additionalProperties: false });
+  const { parent } = route;
   return {
     method: 'GET',
     paths: [route.path],
     document: route.document,
-    schema: { ...route.schema, querystring: OffsetPageQuery, response: { 200: answer(body, `A page of ${route.what}`), ...errorResponses() } },
-    variables: (req: ListRequest) => offsetVariables(req.query),
+    schema: {
+      ...route.schema, ...(parent ? { params: IdParams } : {}), querystring: OffsetPageQuery,
+      response: { 200: answer(body, `A page of ${route.what}`), ...errorResponses({ id: parent !== undefined }) },
+    },
+    variables: (req: RequestOf<typeof IdParams | undefined, undefined, typeof OffsetPageQuery>) => ({
+      ...offsetVariables(req.query), ...(parent ? parent((req.params as Static<typeof IdParams>).id) : {}),
+    }),
     respond: (data: TData, req: ListRequest) => ({ status: 200, body: { [route.key]: route.records(data), ...offsetListPage(req, route.count(data)) } }),
   };
 }

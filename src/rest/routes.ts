@@ -5,6 +5,7 @@ import { callbackRequestRoutes } from './callback-requests.routes';
 import { auditLogRoutes } from './audit-logs.routes';
 import { userRoutes } from './users.routes';
 import { groupRoutes } from './groups.routes';
+import { groupMembershipRoutes } from './group-memberships.routes';
 import { phoneNumberRoutes } from './phone-numbers.routes';
 import { accountSettingsRoutes } from './account-settings.routes';
 import { webhookRoutes } from './webhooks.routes';
@@ -13,6 +14,6 @@ import { voiceRoutes } from './voice.routes';
 
 /** Every /api/v2 route (docs/api.md lists them). */
 export const restRoutes: AnyRestRoute[] = [
-  ...oauthClientRoutes, ...oauthTokenRoutes, ...callbackRequestRoutes, ...userRoutes, ...groupRoutes, ...phoneNumberRoutes, ...accountSettingsRoutes,
+  ...oauthClientRoutes, ...oauthTokenRoutes, ...callbackRequestRoutes, ...userRoutes, ...groupRoutes, ...groupMembershipRoutes, ...phoneNumberRoutes, ...accountSettingsRoutes,
   ...auditLogRoutes, ...webhookRoutes, ...webhookInvocationRoutes, ...voiceRoutes,
 ];

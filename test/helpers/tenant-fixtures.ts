@@ -5,6 +5,7 @@ import { recordAudit, systemActor } from '../../src/domain/audit/audit-log.repos
 import { CallbackRequestRepository } from '../../src/domain/callback-requests/callback-request.repository';
 import { AccountRepository } from '../../src/domain/directory/account.repository';
 import { GroupRepository } from '../../src/domain/directory/group.repository';
+import { GroupMembershipRepository } from '../../src/domain/voice/group-membership.repository';
 import { PhoneNumberRepository } from '../../src/domain/directory/phone-number.repository';
 import { UNUSABLE_PASSWORD_HASH, UserRepository } from '../../src/domain/directory/user.repository';
 import { OAuthClientSecretRepository } from '../../src/domain/oauth-clients/oauth-client-secret.repository';
@@ -42,6 +43,8 @@ export interface TenantFixture {
   refreshHash: string;
   phoneId: bigint;
   groupId: bigint;
+  /** the admin's membership of the group */
+  membershipId: bigint;
   callbackId: bigint;
   auditId: bigint;
   /** an event of the account (its API token's oauth_token.created) */
@@ -54,7 +57,7 @@ export interface TenantFixture {
 /** The tables whose rows belong to an account (each has account_id; accounts is the account itself). */
 const TENANT_TABLES = [
   'accounts', 'users', 'oauth_clients', 'oauth_client_secrets', 'oauth_grants', 'oauth_authorization_codes', 'oauth_tokens',
-  'oauth_client_token_counts', 'voice_phone_numbers', 'groups', 'callback_requests', 'audit_logs', 'jobs', 'events', 'webhooks',
+  'oauth_client_token_counts', 'voice_phone_numbers', 'groups', 'group_memberships', 'callback_requests', 'audit_logs', 'jobs', 'events', 'webhooks',
   'webhook_invocations', 'webhook_invocation_attempts',
 ] as const;
 /** How a table's rows are ordered in a snapshot: by id, but the counters, which have none. */
@@ -118,6 +121,7 @@ export async function seedTenant(db: Pick<Db, 'sql'>, label: string, extra = fal
     number: '+14155550100', nickname: null, callbackEnabled: true, voiceEnabled: true, smsEnabled: false, mmsEnabled: false,
   }))!.record;
   const group = await new GroupRepository(sql).insert(scope, { name: `Group ${label}`, description: '' });
+  const membership = (await new GroupMembershipRepository(sql).insert(scope, { userId: admin.id, groupId: group.id }))!;
   const created = (await new CallbackRequestRepository(sql).create(
     scope,
     { phoneNumberId: phone.id, requesterPhoneNumber: '+14155550199', groupIds: [group.id], routedIfOmnichannel: [group.id], routedOtherwise: [group.id], createdById: admin.id },
@@ -144,7 +148,7 @@ export async function seedTenant(db: Pick<Db, 'sql'>, label: string, extra = fal
   return {
     account: account.id, name: account.name, subdomain: account.subdomain, adminId: admin.id, endUserId: endUser.id, endUserEmail,
     clientId: client.id, clientIdentifier: client.identifier, secretId: BigInt(secret.id), tokenId: token.id, tokenHash, grantId, codeHash,
-    grantTokenId: grantToken.id, accessHash, refreshHash, phoneId: phone.id, groupId: group.id, callbackId: BigInt(created.new_id!), auditId: BigInt(audit.id), eventId: event.id,
+    grantTokenId: grantToken.id, accessHash, refreshHash, phoneId: phone.id, groupId: group.id, membershipId: membership.id, callbackId: BigInt(created.new_id!), auditId: BigInt(audit.id), eventId: event.id,
     webhookId: webhook.id, invocationId,
   };
 }

@@ -6,6 +6,7 @@ import { parseId } from '../ids';
 import { checkOffsetPage, type OffsetPage } from '../pagination';
 import { auditActorOf, changedFields, scopeOf, textField, type Acting } from './acting';
 import type { GroupChanges, GroupRecord, GroupRepository } from './group.repository';
+import { membershipsRemovedEntries } from '../voice/group-membership.service';
 
 export type { GroupRecord } from './group.repository';
 
@@ -75,12 +76,23 @@ export class GroupService {
     });
   }
 
-  /** Deletes the group for good; callback requests keep the group ids they were created with. */
+  /**
+   * Deletes the group for good, and its memberships with it (each audited); callback
+   * requests keep the group ids they were created with.
+   */
   async delete(acting: Acting, rawId: unknown): Promise<void> {
     const id = parseId(rawId) ?? notFound();
+    const scope = scopeOf(acting);
     await tenantTransaction(this.db, async (sql) => {
-      const deleted = (await this.repos(sql).groups.delete(scopeOf(acting), id)) ?? notFound();
-      await recordAudit(sql, auditActorOf(acting), { action: 'destroy', sourceType: 'group', sourceId: id, sourceLabel: deleted.name, description: 'Deleted' });
+      const tx = this.repos(sql);
+      // locked first: a membership being added now waits, then finds no group
+      (await tx.groups.find(scope, id, true)) ?? notFound();
+      const removed = await tx.groupMemberships.deleteOf(scope, { groupId: id });
+      const deleted = (await tx.groups.delete(scope, id)) ?? notFound();
+      await recordAudit(sql, auditActorOf(acting), [
+        { action: 'destroy', sourceType: 'group', sourceId: id, sourceLabel: deleted.name, description: 'Deleted' },
+        ...membershipsRemovedEntries(removed, 'the group was deleted'),
+      ]);
     });
   }
 }

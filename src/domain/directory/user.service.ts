@@ -12,6 +12,7 @@ import { auditActorOf, booleanField, changedFields, scopeOf, textField, type Act
 import { checkCreate, checkUpdate } from './sign-in-power';
 import { emailField, emailTaken, isUniqueViolation, lastAdmin, passwordField, plural, roleField, ROLES } from './user-fields';
 import { kdfTurnOf, type UserPasswordService } from './user-password.service';
+import { membershipsRemovedEntries } from '../voice/group-membership.service';
 import { UNUSABLE_PASSWORD_HASH, type UserRepository, type SignedInUserRecord, type UserChanges, type UserRecord } from './user.repository';
 
 export type { UserRecord } from './user.repository';
@@ -154,14 +155,20 @@ export class UserService {
       const only = Object.fromEntries(changed.map((f) => [FIELD_NAMES[f as keyof typeof FIELD_NAMES], changes[FIELD_NAMES[f as keyof typeof FIELD_NAMES]]]));
       const updated = await this.updateRow(users, scope, id, only, changes.email);
       const revoked = deactivated ? await revokeAccess(tx, scope, id) : 0;
-      await recordAudit(sql, auditActorOf(acting), {
-        action: 'update', sourceType: 'user', sourceId: id, sourceLabel: updated.name, changedFields: changed,
-        description: deactivated ? `Deactivated; ${plural(revoked, 'token')} revoked` : `Updated ${changed.join(', ')}`,
-        event: {
-          name: 'user.updated', subject: `user:${id}`, detail: userDetail(updated),
-          event: { ...changeEvent(changed, userDetail(current), userDetail(updated)), ...(deactivated ? { revoked_token_count: revoked } : {}) },
+      // only active agents and admins are group members
+      const leaves = deactivated ? 'the user was deactivated' : demoted && changes.role === 'end_user' ? 'the user became an end user' : undefined;
+      const removed = leaves ? await tx.groupMemberships.deleteOf(scope, { userId: id }) : [];
+      await recordAudit(sql, auditActorOf(acting), [
+        {
+          action: 'update', sourceType: 'user', sourceId: id, sourceLabel: updated.name, changedFields: changed,
+          description: deactivated ? `Deactivated; ${plural(revoked, 'token')} revoked` : `Updated ${changed.join(', ')}`,
+          event: {
+            name: 'user.updated', subject: `user:${id}`, detail: userDetail(updated),
+            event: { ...changeEvent(changed, userDetail(current), userDetail(updated)), ...(deactivated ? { revoked_token_count: revoked } : {}) },
+          },
         },
-      });
+        ...membershipsRemovedEntries(removed, leaves ?? ''),
+      ]);
       return updated;
     });
   }
@@ -183,12 +190,16 @@ export class UserService {
       if (current.role === 'admin' && !admins.some((a) => a !== current.id)) throw lastAdmin('active');
       const updated = await this.updateRow(users, scope, id, { active: false });
       const revoked = await revokeAccess(tx, scope, id);
-      await recordAudit(sql, auditActorOf(acting), {
-        action: 'destroy', sourceType: 'user', sourceId: id, sourceLabel: updated.name, changedFields: ['active'],
-        description: `Deleted (deactivated); ${plural(revoked, 'token')} revoked`,
-        // its tokens are revoked with it: counted here, not one oauth_token.revoked each (docs/api.md, "Events")
-        event: { name: 'user.deleted', subject: `user:${id}`, detail: userDetail(updated), event: { revoked_token_count: revoked } },
-      });
+      const removed = await tx.groupMemberships.deleteOf(scope, { userId: id });
+      await recordAudit(sql, auditActorOf(acting), [
+        {
+          action: 'destroy', sourceType: 'user', sourceId: id, sourceLabel: updated.name, changedFields: ['active'],
+          description: `Deleted (deactivated); ${plural(revoked, 'token')} revoked`,
+          // its tokens are revoked with it: counted here, not one oauth_token.revoked each (docs/api.md, "Events")
+          event: { name: 'user.deleted', subject: `user:${id}`, detail: userDetail(updated), event: { revoked_token_count: revoked } },
+        },
+        ...membershipsRemovedEntries(removed, 'the user was deleted'),
+      ]);
       return updated;
     });
   }

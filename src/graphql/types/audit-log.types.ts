@@ -29,6 +29,7 @@ const SOURCE_TYPE_DESCRIPTIONS: Record<keyof typeof AuditLogSourceType, string> 
   OAUTH_CLIENT: 'An OAuth client, its secrets included (never their values)',
   OAUTH_TOKEN: 'An OAuth access token (shown by its first 10 characters)',
   WEBHOOK: 'A webhook, its signing secret included (never its value)',
+  GROUP_MEMBERSHIP: 'A membership of an agent in a group (REST source_type "group_membership")',
   CALLBACK_REQUEST: "A voice callback request's lifecycle (offered, accepted, dialing, completed, requeued, failed, cancelled)",
 };
 registerEnumType(AuditLogSourceType, {

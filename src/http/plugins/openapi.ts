@@ -35,6 +35,7 @@ function frame(version: string) {
       { name: 'Voice callback requests', description: "A caller keeps a place in a phone number's queue (agents, admins)" },
       { name: 'Users', description: "The account's users (admins); everyone reads themselves and changes their own password" },
       { name: 'Groups', description: 'Groups of agents callbacks route to (agents read, admins write)' },
+      { name: 'Group memberships', description: 'Which agents each group routes to (agents read, admins write)' },
       { name: 'Voice phone numbers', description: "The account's voice lines (agents read, admins write)" },
       { name: 'Account settings', description: 'Omnichannel routing (admins)' },
       { name: 'Audit logs', description: 'Every change, who made it and how (admins; the auditlogs scope)' },
