@@ -32,7 +32,7 @@ type AnyResponse = { headers: Record<string, unknown> | { get(name: string): str
 
 interface ExpectedRecord {
   action: 'create' | 'update' | 'destroy';
-  source_type: 'account' | 'user' | 'group' | 'voice_phone_number' | 'oauth_client' | 'oauth_token' | 'webhook';
+  source_type: 'account' | 'user' | 'group' | 'voice_phone_number' | 'oauth_client' | 'oauth_token' | 'webhook' | 'callback_request';
   source_id: string | number | bigint;
   /** default [] */
   changed_fields?: string[];
@@ -102,8 +102,110 @@ const EXEMPT_ROUTES: Record<string, string> = {
   'POST /api/v2/webhooks/:id/test': 'changes nothing (testWebhook)',
 };
 
+/**
+ * A callback request of the kit's account in `status`, offered to or dialing for `agent`
+ * (who is offline, so that no routing decision adds records of its own), straight in the database.
+ */
+async function callbackIn(k: Kit, status: 'queued' | 'offered' | 'dialing', agent: TestUser | null = k.agent): Promise<string> {
+  const prisma = k.s.ctx.db.prisma;
+  const accountId = k.admin.accountId;
+  const phone = await prisma.voicePhoneNumber.create({ data: { accountId, number: `+1415556${String(nextCallback++).padStart(4, '0')}` } });
+  const request = await prisma.callbackRequest.create({
+    data: {
+      accountId, phoneNumberId: phone.id, requesterPhoneNumber: '+14155550123', requestedGroupIds: [], routedGroupIds: [], status, createdById: k.admin.id,
+      agentId: status === 'queued' ? null : agent!.id, attempts: status === 'dialing' ? 1 : 0, dialingAt: status === 'dialing' ? new Date() : null,
+    },
+  });
+  if (agent) {
+    const availability = { agentState: 'offline' as const, callStatus: status === 'dialing' ? ('on_call' as const) : null, offeredRequestId: status === 'offered' ? request.id : null };
+    await prisma.agentAvailability.upsert({ where: { accountId_userId: { accountId, userId: agent.id } }, create: { accountId, userId: agent.id, ...availability }, update: availability });
+  }
+  return String(request.id);
+}
+let nextCallback = 1;
+const LIFECYCLE_RECORD = (id: string, actor: TestUser, says: string): ExpectedRecord => ({ action: 'update', source_type: 'callback_request', source_id: id, changed_fields: ['status'], actor, says });
+const CALL_STATUS_RECORD = (agent: TestUser, actor: TestUser = agent): ExpectedRecord => ({ action: 'update', source_type: 'user', source_id: agent.id, changed_fields: ['call_status'], actor });
+
+/** The callback lifecycle's mutations (docs/api.md, "The callback lifecycle"): each transition writes its record. */
+const LIFECYCLE_MUTATIONS: Record<string, Row> = {
+  acceptCallbackRequest: {
+    setup: (k) => callbackIn(k, 'offered'),
+    run: async (k, id: string) => {
+      const { res } = await k.gql(k.agent, 'mutation($id: ID!) { acceptCallbackRequest(id: $id) { status } }', { id });
+      return { res, records: [LIFECYCLE_RECORD(id, k.agent, 'Accepted'), LIFECYCLE_RECORD(id, k.agent, 'Dialing'), CALL_STATUS_RECORD(k.agent)] };
+    },
+  },
+  declineCallbackRequest: {
+    setup: (k) => callbackIn(k, 'offered'),
+    run: async (k, id: string) => {
+      const { res } = await k.gql(k.agent, 'mutation($id: ID!) { declineCallbackRequest(id: $id) { status } }', { id });
+      return { res, records: [LIFECYCLE_RECORD(id, k.agent, 'Declined')] };
+    },
+  },
+  reportCallbackOutcome: {
+    setup: (k) => callbackIn(k, 'dialing'),
+    run: async (k, id: string) => {
+      const { res } = await k.gql(k.agent, 'mutation($id: ID!) { reportCallbackOutcome(id: $id, outcome: ANSWERED) { status } }', { id });
+      return { res, records: [LIFECYCLE_RECORD(id, k.agent, 'Completed'), CALL_STATUS_RECORD(k.agent)] };
+    },
+  },
+  cancelCallbackRequest: {
+    setup: (k) => callbackIn(k, 'queued', null),
+    run: async (k, id: string) => {
+      const { res } = await k.gql(k.admin, 'mutation($id: ID!) { cancelCallbackRequest(id: $id) { status } }', { id });
+      return { res, records: [LIFECYCLE_RECORD(id, k.admin, 'Cancelled')] };
+    },
+  },
+  setAgentAvailability: {
+    run: async (k) => {
+      // an admin sets the agent's state: the record is the admin's, on the agent
+      const { res } = await k.gql(k.admin, 'mutation($id: ID!) { setAgentAvailability(agentId: $id, input: { agentState: AWAY, via: PHONE }) { agentState } }', { id: String(k.agent.id) });
+      return { res, records: [{ action: 'update', source_type: 'user', source_id: k.agent.id, changed_fields: ['agent_state', 'via'], says: 'Agent state: away' }] };
+    },
+  },
+};
+
+const LIFECYCLE_ROUTES: Record<string, Row> = {
+  'POST /api/v2/channels/voice/callback_requests/:id/accept': {
+    setup: (k) => callbackIn(k, 'offered'),
+    run: async (k, id: string) => {
+      const { res } = await k.rest(k.agent, 'POST', `/api/v2/channels/voice/callback_requests/${id}/accept`);
+      return { res, records: [LIFECYCLE_RECORD(id, k.agent, 'Accepted'), LIFECYCLE_RECORD(id, k.agent, 'Dialing'), CALL_STATUS_RECORD(k.agent)] };
+    },
+  },
+  'POST /api/v2/channels/voice/callback_requests/:id/decline': {
+    setup: (k) => callbackIn(k, 'offered'),
+    run: async (k, id: string) => {
+      const { res } = await k.rest(k.agent, 'POST', `/api/v2/channels/voice/callback_requests/${id}/decline.json`);
+      return { res, records: [LIFECYCLE_RECORD(id, k.agent, 'Declined')] };
+    },
+  },
+  'POST /api/v2/channels/voice/callback_requests/:id/outcome': {
+    setup: (k) => callbackIn(k, 'dialing'),
+    run: async (k, id: string) => {
+      // an admin reports it for the agent (an integration does the same with a write token)
+      const { res } = await k.rest(k.admin, 'POST', `/api/v2/channels/voice/callback_requests/${id}/outcome`, { outcome: 'failed' });
+      return { res, records: [LIFECYCLE_RECORD(id, k.admin, 'Failed'), CALL_STATUS_RECORD(k.agent, k.admin)] };
+    },
+  },
+  'DELETE /api/v2/channels/voice/callback_requests/:id': {
+    setup: (k) => callbackIn(k, 'offered'),
+    run: async (k, id: string) => {
+      const { res } = await k.rest(k.admin, 'DELETE', `/api/v2/channels/voice/callback_requests/${id}`);
+      return { res, records: [LIFECYCLE_RECORD(id, k.admin, 'Cancelled')] };
+    },
+  },
+  'PUT /api/v2/channels/voice/availabilities/:id': {
+    run: async (k) => {
+      const { res } = await k.rest(k.agent, 'PUT', `/api/v2/channels/voice/availabilities/${k.agent.id}.json`, { availability: { agent_state: 'transfers_only', via: 'client' } });
+      return { res, records: [{ action: 'update', source_type: 'user', source_id: k.agent.id, changed_fields: ['agent_state', 'via'], actor: k.agent, says: 'Agent state: transfers_only' }] };
+    },
+  },
+};
+
 /** Every GraphQL mutation, by its field name. */
 const MUTATIONS: Record<string, Row> = {
+  ...LIFECYCLE_MUTATIONS,
   createOAuthClient: {
     run: async (k) => {
       const input = { name: 'Created app', scopes: 'read write', redirectUris: ['https://app.example.com/cb'], clientType: 'CONFIDENTIAL' };
@@ -275,6 +377,7 @@ Object.assign(MUTATIONS, {
 
 /** Every REST route that changes something, by method and path (each path of a route). */
 const ROUTES: Record<string, Row> = {
+  ...LIFECYCLE_ROUTES,
   'POST /api/v2/oauth/clients': {
     run: async (k) => {
       const { res, body } = await k.rest(k.admin, 'POST', '/api/v2/oauth/clients', { name: 'REST app', scopes: 'read', redirect_uris: 'https://rest.example.com/cb' });

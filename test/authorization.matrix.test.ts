@@ -40,6 +40,11 @@ const RULES: Record<string, TypeRules> = {
       currentOAuthToken: itself,
       me: read('any'),
       callbackRequests: read('agent'),
+      callbackRequest: read('agent'),
+      // agents' availability and Talk's stats: agents and admins
+      agentAvailability: read('agent'),
+      currentQueueActivity: read('agent'),
+      agentsActivity: read('agent'),
       phoneNumbers: read('agent'),
       phoneNumber: read('agent'),
       phoneNumberCount: read('agent'),
@@ -74,6 +79,12 @@ const RULES: Record<string, TypeRules> = {
       revokeOAuthToken: write('any'),
       revokeCurrentOAuthToken: itself,
       createCallbackRequest: write('agent'),
+      // the lifecycle: agents and admins; which request each may act on is the lifecycle's rule (the offered agent, the creator…)
+      acceptCallbackRequest: write('agent'),
+      declineCallbackRequest: write('agent'),
+      reportCallbackOutcome: write('agent'),
+      cancelCallbackRequest: write('agent'),
+      setAgentAvailability: write('agent'),
       createUser: write('admin'),
       updateUser: write('admin'),
       deleteUser: write('admin'),
@@ -112,10 +123,15 @@ const RULES: Record<string, TypeRules> = {
   UserEdge: { inherit: 'cursor node' },
   Me: { inherit: 'id name email role active createdAt updatedAt url account authenticatedVia' },
   Account: { inherit: 'id name omnichannelRouting' },
-  AccountSettings: { inherit: 'omnichannelRouting updatedAt' },
+  AccountSettings: { inherit: 'omnichannelRouting callbackOfferTimeout callbackRetryDelay callbackMaxAttempts wrapUpTime updatedAt' },
   CallbackRequest: {
-    inherit: 'id phoneNumberId requesterPhoneNumber requestedGroupIds routedGroupIds status queuePosition createdById createdAt rateLimit',
+    inherit:
+      'id phoneNumberId requesterPhoneNumber requestedGroupIds routedGroupIds status queuePosition estimatedWaitTime agentId attempts createdById createdAt updatedAt completedAt history rateLimit',
   },
+  CallbackHistoryStep: { inherit: 'status agentId reason at' },
+  AgentAvailability: { inherit: 'agentId agentState callStatus via' },
+  QueueActivity: { inherit: 'agentsOnline callbacksWaiting callsWaiting averageWaitTime longestWaitTime' },
+  AgentActivity: { inherit: 'agentId name agentState callStatus availableTime callsAccepted callsMissed callbacksCompleted averageTalkTime' },
   CallbackRateLimit: { inherit: 'limit remaining' },
   CallbackRequestConnection: { inherit: 'edges pageInfo totalCount' },
   CallbackRequestEdge: { inherit: 'cursor node' },
@@ -233,6 +249,7 @@ describe('authorization matrix: every field path up to depth 3 × every kind of 
   let groupId: bigint;
   let webhookId: string;
   let invocationId: bigint;
+  let callbackId: bigint;
   let fresh = 0;
   /** Authorization headers, per caller; tokens are fresh for mutations (revokeCurrentOAuthToken kills them) */
   let headersFor: (principal: Principal, credential: Credential) => Promise<{ headers: Record<string, string>; ownTokenId: bigint }>;
@@ -266,9 +283,11 @@ describe('authorization matrix: every field path up to depth 3 × every kind of 
       data: { accountId: account, webhookId: BigInt(webhookId), eventId: randomUUID(), eventType: 'zen:event-type:oauth_client.created', status: 'success', attempts: 1 },
     })).id;
     await ctx.db.prisma.webhookInvocationAttempt.create({ data: { accountId: account, invocationId, startedAt: new Date(), durationMs: 3, statusCode: 200, response: 'ok' } });
-    await ctx.db.prisma.callbackRequest.create({
+    callbackId = (await ctx.db.prisma.callbackRequest.create({
       data: { accountId: account, phoneNumberId, requesterPhoneNumber: '+14155552672', requestedGroupIds: [], routedGroupIds: [], createdById: users.agent.id },
-    });
+    })).id;
+    // a step of history, so that its list has something to show
+    await ctx.db.prisma.callbackRequestHistory.create({ data: { accountId: account, callbackRequestId: callbackId, status: 'queued' } });
 
     headersFor = async (principal, credential) => {
       const user = users[principal === 'impersonated' ? 'admin' : principal];
@@ -299,6 +318,19 @@ describe('authorization matrix: every field path up to depth 3 × every kind of 
     }
     expect(unclassified).toEqual([]);
   });
+
+  /** A fresh callback request in `status`: created by `who`, and offered to or dialing for them. */
+  async function callbackOf(who: TestUser, status: 'queued' | 'offered' | 'dialing'): Promise<bigint> {
+    const request = await ctx.db.prisma.callbackRequest.create({
+      data: {
+        accountId: account, phoneNumberId, requesterPhoneNumber: '+14155552674', requestedGroupIds: [], routedGroupIds: [], status, createdById: who.id,
+        agentId: status === 'queued' ? null : who.id, attempts: status === 'dialing' ? 1 : 0,
+      },
+    });
+    const state = { agentState: 'offline' as const, callStatus: status === 'dialing' ? ('on_call' as const) : null, offeredRequestId: status === 'offered' ? request.id : null };
+    await ctx.db.prisma.agentAvailability.upsert({ where: { accountId_userId: { accountId: account, userId: who.id } }, create: { accountId: account, userId: who.id, ...state }, update: state });
+    return request.id;
+  }
 
   /** Arguments of a root field, made fresh for each request where the operation consumes them. */
   async function argsFor(field: string, ownTokenId: bigint, principal: Principal): Promise<string> {
@@ -378,6 +410,21 @@ describe('authorization matrix: every field path up to depth 3 × every kind of 
         return `(input: { clientId: "${clientId}", scopes: ["write"] })`;
       case 'createCallbackRequest':
         return `(input: { phoneNumberId: "${phoneNumberId}", requesterPhoneNumber: "+14155552673" })`;
+      case 'callbackRequest':
+        return `(id: "${callbackId}")`;
+      case 'agentAvailability':
+        return `(agentId: "${self.id}")`;
+      case 'setAgentAvailability':
+        // away: no routing decision on the way
+        return `(agentId: "${self.id}", input: { agentState: AWAY })`;
+      case 'acceptCallbackRequest':
+      case 'declineCallbackRequest':
+        // a request offered to the caller (the agent offline: declining routes nothing)
+        return `(id: "${await callbackOf(self, 'offered')}")`;
+      case 'reportCallbackOutcome':
+        return `(id: "${await callbackOf(self, 'dialing')}", outcome: ANSWERED)`;
+      case 'cancelCallbackRequest':
+        return `(id: "${await callbackOf(self, 'queued')}")`;
       default:
         return '';
     }

@@ -88,7 +88,7 @@ describe('voice callback requests (docs/api.md, "Voice callback requests")', () 
       });
     });
 
-    it('costs 2 SQL statements: the Bearer lookup, and one for validation + window + insert + queue position', async () => {
+    it('costs 2 SQL statements with no agent free: the Bearer lookup, and one for validation + window + insert + queue position + whether an agent is free', async () => {
       const own = await tenant(ctx); // its own budget and queue, so that the other tests' figures stay as they are
       const { token } = await insertToken(ctx, own.agent, { scopes: ['write'] });
       const send = () =>

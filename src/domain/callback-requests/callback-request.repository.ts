@@ -51,6 +51,8 @@ export interface CreateRow {
   used?: number | null;
   retry_after?: number | null;
   queued_ahead?: number | null;
+  /** an online agent of the account is free for an offer (routing may offer the new request at once) */
+  agent_free?: boolean;
 }
 
 export interface NewCallbackRequest {
@@ -128,7 +130,10 @@ export class CallbackRequestRepository {
          SELECT * FROM create_callback_request($1::bigint, $2::bigint, $3::text, $4::bigint[], $5::bigint[], $6::bigint[], $7::bigint, $8::text, $9::int, $10::int)
        ), stored AS (SELECT * FROM made WHERE made.new_id IS NOT NULL),
        ${eventCtes('created_event', 'stored', 'callback_request.created', 'callback_request', { accountId: '$1::bigint', subjectId: 'stored.new_id', detail: CREATED_DETAIL })}
-       SELECT * FROM made`,
+       SELECT made.*, EXISTS (
+         SELECT 1 FROM agent_availabilities a
+          WHERE a.account_id = $1 AND a.agent_state = 'online' AND a.call_status IS NULL AND a.offered_request_id IS NULL
+       ) AS agent_free FROM made`,
       [
         String(input.phoneNumberId), input.requesterPhoneNumber, ids(input.groupIds), ids(input.routedIfOmnichannel),
         ids(input.routedOtherwise), String(input.createdById), window.bucket, window.limit, window.seconds,

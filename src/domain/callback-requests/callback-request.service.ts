@@ -85,8 +85,10 @@ export class CallbackRequestService {
     if (row.new_id === null || row.new_id === undefined) {
       throw new RateLimitedError(row.retry_after ?? 1, `Rate limit exceeded: at most ${limit} per ${seconds} seconds`, limit);
     }
-    // an agent free now gets the offer at once (the request is committed: any process may route it)
-    const offered = await this.lifecycle.dispatch(scope).catch(() => 0); // the request is stored; the next trigger (or the sweep) routes it
+    // an agent free now gets the offer at once (the request is committed: any process may route it); with
+    // none free (the creation statement says), nothing more is spent. Should routing fail here, the
+    // request is stored all the same: the next trigger, or the sweep, routes it.
+    const offered = row.agent_free ? await this.lifecycle.dispatch(scope).catch(() => 0) : 0;
     return {
       id: BigInt(row.new_id),
       accountId: scope.accountId,

@@ -61,7 +61,7 @@ export class AgentAvailabilityService {
       ].filter(Boolean).join(', ');
       const after = (await d.lifecycle.changeAgent(scope, agentId, { sets, params: [next, via] }))!;
       await recordAudit(d.sql, d.actor, {
-        action: 'update', sourceType: 'user', sourceId: agentId, sourceLabel: `agent ${agentId}`, changedFields: ['agent_state', ...(before.via !== via ? ['via'] : [])],
+        action: 'update', sourceType: 'user', sourceId: agentId, sourceLabel: `agent ${agentId}`, changedFields: [...(before.agentState !== next ? ['agent_state'] : []), ...(before.via !== via ? ['via'] : [])],
         description: `Agent state: ${next}`,
         event: {
           name: 'agent.availability_changed', subject: `user:${agentId}`, detail: availabilityDetail(after),
