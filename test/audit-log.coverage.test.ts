@@ -32,7 +32,7 @@ type AnyResponse = { headers: Record<string, unknown> | { get(name: string): str
 
 interface ExpectedRecord {
   action: 'create' | 'update' | 'destroy';
-  source_type: 'account' | 'user' | 'group' | 'voice_phone_number' | 'oauth_client' | 'oauth_token' | 'webhook' | 'callback_request';
+  source_type: 'account' | 'user' | 'group' | 'group_membership' | 'voice_phone_number' | 'oauth_client' | 'oauth_token' | 'webhook' | 'callback_request';
   source_id: string | number | bigint;
   /** default [] */
   changed_fields?: string[];
@@ -295,6 +295,12 @@ const newUser = async (k: Kit, name = 'Audited user') => {
 };
 const newGroup = async (k: Kit, name = 'Audited group') =>
   (await k.gql(k.admin, 'mutation($input: GroupInput!) { createGroup(input: $input) { id } }', { input: { name } })).data.createGroup.id as string;
+/** A group with a new agent in it: the membership's id, and the agent's and group's. */
+const newMembership = async (k: Kit) => {
+  const [userId, groupId] = [await newUser(k, 'Member'), await newGroup(k, 'Members')];
+  const { data } = await k.gql(k.admin, 'mutation($input: GroupMembershipInput!) { createGroupMembership(input: $input) { id } }', { input: { userId, groupId } });
+  return { id: data.createGroupMembership.id as string, userId, groupId };
+};
 let nextNumber = 2670;
 const newPhoneNumber = async (k: Kit) =>
   (await k.gql(k.admin, 'mutation($input: PhoneNumberInput!) { createPhoneNumber(input: $input) { id } }', { input: { number: `+1415555${nextNumber++}` } })).data.createPhoneNumber.id as string;
@@ -345,6 +351,23 @@ Object.assign(MUTATIONS, {
     run: async (k, id: string) => {
       const { res } = await k.gql(k.admin, 'mutation($id: ID!) { deleteGroup(id: $id) }', { id });
       return { res, records: [{ action: 'destroy', source_type: 'group', source_id: id, source_label: 'Tier 4' }] };
+    },
+  },
+  createGroupMembership: {
+    setup: async (k) => ({ userId: await newUser(k, 'Ola'), groupId: await newGroup(k, 'Tier 5') }),
+    run: async (k, { userId, groupId }: { userId: string; groupId: string }) => {
+      const { res, data } = await k.gql(k.admin, 'mutation($input: GroupMembershipInput!) { createGroupMembership(input: $input) { id } }', { input: { userId, groupId } });
+      return {
+        res,
+        records: [{ action: 'create', source_type: 'group_membership', source_id: data.createGroupMembership.id, source_label: 'Ola in Tier 5', changed_fields: ['user_id', 'group_id'] }],
+      };
+    },
+  },
+  deleteGroupMembership: {
+    setup: (k) => newMembership(k),
+    run: async (k, m: { id: string; userId: string; groupId: string }) => {
+      const { res } = await k.gql(k.admin, 'mutation($id: ID!) { deleteGroupMembership(id: $id) }', { id: m.id });
+      return { res, records: [{ action: 'destroy', source_type: 'group_membership', source_id: m.id, source_label: 'Member in Members', says: `user ${m.userId} from group ${m.groupId}` }] };
     },
   },
   createPhoneNumber: {
@@ -497,6 +520,23 @@ Object.assign(ROUTES, {
     run: async (k, id: string) => {
       const { res } = await k.rest(k.admin, 'DELETE', `/api/v2/groups/${id}`);
       return { res, records: [{ action: 'destroy', source_type: 'group', source_id: id, source_label: 'Old' }] };
+    },
+  },
+  'POST /api/v2/group_memberships': {
+    setup: async (k) => ({ userId: await newUser(k, 'Pat'), groupId: await newGroup(k, 'Tier 6') }),
+    run: async (k, { userId, groupId }: { userId: string; groupId: string }) => {
+      const { res, body } = await k.rest(k.admin, 'POST', '/api/v2/group_memberships', { group_membership: { user_id: Number(userId), group_id: Number(groupId) } });
+      return {
+        res,
+        records: [{ action: 'create', source_type: 'group_membership', source_id: body.group_membership.id, source_label: 'Pat in Tier 6', changed_fields: ['user_id', 'group_id'] }],
+      };
+    },
+  },
+  'DELETE /api/v2/group_memberships/:id': {
+    setup: (k) => newMembership(k),
+    run: async (k, m: { id: string }) => {
+      const { res } = await k.rest(k.admin, 'DELETE', `/api/v2/group_memberships/${m.id}.json`);
+      return { res, records: [{ action: 'destroy', source_type: 'group_membership', source_id: m.id, source_label: 'Member in Members' }] };
     },
   },
   'POST /api/v2/channels/voice/phone_numbers': {

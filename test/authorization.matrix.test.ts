@@ -51,6 +51,9 @@ const RULES: Record<string, TypeRules> = {
       groups: read('agent'),
       group: read('agent'),
       groupCount: read('agent'),
+      groupMemberships: read('agent'),
+      groupMembershipCount: read('agent'),
+      groupMembership: read('agent'),
       // the account's users: admins; by id: anyone, themselves (admins: the account's)
       users: read('admin'),
       user: read('any'),
@@ -93,6 +96,8 @@ const RULES: Record<string, TypeRules> = {
       createGroup: write('admin'),
       updateGroup: write('admin'),
       deleteGroup: write('admin'),
+      createGroupMembership: write('admin'),
+      deleteGroupMembership: write('admin'),
       createPhoneNumber: write('admin'),
       updatePhoneNumber: write('admin'),
       deletePhoneNumber: write('admin'),
@@ -138,6 +143,7 @@ const RULES: Record<string, TypeRules> = {
   PhoneNumber: { inherit: 'id number displayNumber nickname countryCode capabilities callbackEnabled createdAt updatedAt url' },
   PhoneNumberCapabilities: { inherit: 'voice sms mms' },
   Group: { inherit: 'id name description createdAt updatedAt url' },
+  GroupMembership: { inherit: 'id userId groupId default createdAt updatedAt url' },
   AuditLog: {
     inherit: 'id action actionLabel actorId actorName sourceId sourceType sourceLabel changeDescription changedFields via requestId ipAddress createdAt url',
   },
@@ -247,6 +253,7 @@ describe('authorization matrix: every field path up to depth 3 × every kind of 
   let phoneNumberId: bigint;
   let auditLogId: bigint;
   let groupId: bigint;
+  let membershipId: bigint;
   let webhookId: string;
   let invocationId: bigint;
   let callbackId: bigint;
@@ -273,6 +280,8 @@ describe('authorization matrix: every field path up to depth 3 × every kind of 
     const phone = await ctx.db.prisma.voicePhoneNumber.create({ data: { accountId: account, number: '+14155552671' } });
     phoneNumberId = phone.id;
     groupId = (await ctx.db.prisma.group.create({ data: { accountId: account, name: 'Support' } })).id;
+    // a member, so that the membership lists have something to show
+    membershipId = (await ctx.db.prisma.groupMembership.create({ data: { accountId: account, userId: users.agent.id, groupId } })).id;
     // a change, so that the audit log has a record to show
     const created = await ctx.graphql('mutation { createOAuthClient(input: { name: "audited", scopes: "read", redirectUris: ["https://example.com/cb"] }) { id } }', {}, { authorization: users.admin.basic });
     expect(created.json().errors).toBeUndefined();
@@ -375,6 +384,17 @@ describe('authorization matrix: every field path up to depth 3 × every kind of 
         return `(id: "${groupId}", input: { name: "renamed" })`;
       case 'deleteGroup':
         return `(id: "${(await ctx.db.prisma.group.create({ data: { accountId: account, name: 'doomed' } })).id}")`;
+      case 'groupMembership':
+        return `(id: "${membershipId}")`;
+      case 'groupMemberships':
+      case 'groupMembershipCount':
+        return `(groupId: "${groupId}")`;
+      case 'createGroupMembership':
+        return `(input: { userId: "${(await ctx.createUser(account, 'agent')).id}", groupId: "${groupId}" })`;
+      case 'deleteGroupMembership': {
+        const member = await ctx.createUser(account, 'agent');
+        return `(id: "${(await ctx.db.prisma.groupMembership.create({ data: { accountId: account, userId: member.id, groupId } })).id}")`;
+      }
       case 'phoneNumber':
         return `(id: "${phoneNumberId}")`;
       case 'createPhoneNumber':

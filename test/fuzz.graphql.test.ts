@@ -89,7 +89,7 @@ const SELF_OPS = new Set(['currentOAuthToken', 'revokeCurrentOAuthToken']);
  * caller's account ("own") or of another account ("foreign"). An ID argument
  * missing here fails the first test: add it when adding the field.
  */
-type Entity = 'client' | 'token' | 'phoneNumber' | 'group' | 'user' | 'auditLog' | 'webhook' | 'invocation';
+type Entity = 'client' | 'token' | 'phoneNumber' | 'group' | 'user' | 'auditLog' | 'webhook' | 'invocation' | 'membership';
 const ID_ARGS: Record<string, Entity> = {
   'oauthClient.id': 'client',
   'updateOAuthClient.id': 'client',
@@ -107,6 +107,12 @@ const ID_ARGS: Record<string, Entity> = {
   'group.id': 'group',
   'updateGroup.id': 'group',
   'deleteGroup.id': 'group',
+  'groupMembership.id': 'membership',
+  'deleteGroupMembership.id': 'membership',
+  'groupMemberships.groupId': 'group',
+  'groupMemberships.userId': 'user',
+  'groupMembershipCount.groupId': 'group',
+  'groupMembershipCount.userId': 'user',
   'phoneNumber.id': 'phoneNumber',
   'updatePhoneNumber.id': 'phoneNumber',
   'deletePhoneNumber.id': 'phoneNumber',
@@ -121,8 +127,9 @@ const ID_ARGS: Record<string, Entity> = {
   'webhookInvocationAttempts.webhookId': 'webhook',
   'webhookInvocationAttempts.invocationId': 'invocation',
 };
-const FOREIGN: Record<Entity, 'otherClient' | 'otherToken' | 'otherPhoneNumber' | 'otherGroup' | 'otherUser' | 'otherAuditLog' | 'otherWebhook' | 'otherInvocation'> = {
+const FOREIGN: Record<Entity, `other${Capitalize<Entity>}`> = {
   client: 'otherClient', token: 'otherToken', phoneNumber: 'otherPhoneNumber', group: 'otherGroup', user: 'otherUser', auditLog: 'otherAuditLog', webhook: 'otherWebhook', invocation: 'otherInvocation',
+  membership: 'otherMembership',
 };
 
 /** Field rules of each input object type (test/helpers/fuzz.ts). A type missing here fails the first test. */

@@ -169,6 +169,18 @@ function bodySpecs(fx: FuzzFixture): Record<string, BodySpec | 'ignored'> {
   });
   webhookFields.request_format = { ...webhookFields.request_format, valid: lower(hook.requestFormat.valid) };
   webhookFields.status = { ...webhookFields.status, valid: lower(hook.status.valid) };
+  const membershipFields: ObjectSpec = {
+    user_id: {
+      required: true,
+      valid: fc.constant(Number(fx.ids.user)),
+      invalid: fc.oneof(notAnInteger, fc.constantFrom<unknown>(null, fx.ids.user, Number(fx.ids.otherUser), 99999999)),
+    },
+    group_id: {
+      required: true,
+      valid: fc.constant(Number(fx.ids.group)),
+      invalid: fc.oneof(notAnInteger, fc.constantFrom<unknown>(null, fx.ids.group, Number(fx.ids.otherGroup), 99999999)),
+    },
+  };
   const settingsFields = snake(dir.AccountSettingsInput, { omnichannel_routing: 'omnichannelRouting' }, { omnichannel_routing: notABoolean });
   return {
     'POST /users': { wrapper: 'user', fields: createUser },
@@ -179,6 +191,8 @@ function bodySpecs(fx: FuzzFixture): Record<string, BodySpec | 'ignored'> {
     'POST /groups': { wrapper: 'group', fields: groupFields },
     'PUT /groups/:id': { wrapper: 'group', fields: groupFields },
     'DELETE /groups/:id': 'ignored',
+    'POST /group_memberships': { wrapper: 'group_membership', fields: membershipFields },
+    'DELETE /group_memberships/:id': 'ignored',
     'POST /channels/voice/phone_numbers': { wrapper: 'phone_number', fields: createPhone },
     'PUT /channels/voice/phone_numbers/:id': { wrapper: 'phone_number', fields: updatePhone },
     'DELETE /channels/voice/phone_numbers/:id': 'ignored',
@@ -208,6 +222,7 @@ function idsFor(t: Target, fx: FuzzFixture): { own: string; foreign: string } | 
   if (t.template.startsWith('/audit_logs/:id')) return { own: fx.ids.auditLog, foreign: fx.ids.otherAuditLog };
   if (t.template.startsWith('/users/:id')) return { own: fx.ids.user, foreign: fx.ids.otherUser };
   if (t.template.startsWith('/groups/:id')) return { own: fx.ids.group, foreign: fx.ids.otherGroup };
+  if (t.template.startsWith('/group_memberships/:id')) return { own: fx.ids.membership, foreign: fx.ids.otherMembership };
   if (t.template.startsWith('/webhooks/:id')) return { own: fx.ids.webhook, foreign: fx.ids.otherWebhook };
   if (t.template.startsWith('/channels/voice/phone_numbers/:id')) return { own: fx.ids.phoneNumber, foreign: fx.ids.otherPhoneNumber };
   return undefined;

@@ -60,6 +60,9 @@ export interface FuzzFixture {
     /** an invocation of `webhook`, and one of `otherWebhook` */
     invocation: string;
     otherInvocation: string;
+    /** `user`'s membership of `group` (so a create with both, the only valid pair, is a duplicate: never stored), and one of the other account */
+    membership: string;
+    otherMembership: string;
   };
 }
 
@@ -114,12 +117,18 @@ export async function createFuzzFixture(): Promise<FuzzFixture> {
       otherWebhook: await webhook(other),
       invocation: '',
       otherInvocation: '',
+      membership: '',
+      otherMembership: '',
     },
   };
   const invocation = async (accountId: bigint, webhookId: string) =>
     String((await ctx.db.prisma.webhookInvocation.create({ data: { accountId, webhookId: BigInt(webhookId), eventId: randomUUID(), eventType: 'zen:event-type:oauth_client.created', status: 'success' } })).id);
   fixture.ids.invocation = await invocation(account, fixture.ids.webhook);
   fixture.ids.otherInvocation = await invocation(other.accountId, fixture.ids.otherWebhook);
+  const membership = async (accountId: bigint, userId: string, groupId: string) =>
+    String((await ctx.db.prisma.groupMembership.create({ data: { accountId, userId: BigInt(userId), groupId: BigInt(groupId) } })).id);
+  fixture.ids.membership = await membership(account, fixture.ids.user, fixture.ids.group);
+  fixture.ids.otherMembership = await membership(other.accountId, fixture.ids.otherUser, fixture.ids.otherGroup);
   return fixture;
 }
 
@@ -488,11 +497,13 @@ export function auditLogFilterSpec(fx: FuzzFixture): ObjectSpec {
 }
 
 /**
- * The directory's input fields (docs/api.md, "Users", "Groups", "Voice phone numbers",
- * "Account settings"), GraphQL names; the REST fuzzer maps them to snake_case.
+ * The directory's input fields (docs/api.md, "Users", "Groups", "Group memberships", "Voice
+ * phone numbers", "Account settings"), GraphQL names; the REST fuzzer maps them to snake_case.
  * A user's email that exists already in the account, and a number it holds, are invalid.
  */
-export function directorySpecs(fx: FuzzFixture): Record<'CreateUserInput' | 'UpdateUserInput' | 'GroupInput' | 'PhoneNumberInput' | 'UpdatePhoneNumberInput' | 'AccountSettingsInput', ObjectSpec> {
+export function directorySpecs(
+  fx: FuzzFixture,
+): Record<'CreateUserInput' | 'UpdateUserInput' | 'GroupInput' | 'GroupMembershipInput' | 'PhoneNumberInput' | 'UpdatePhoneNumberInput' | 'AccountSettingsInput', ObjectSpec> {
   const text = (max: number) => fc.oneof(fc.constantFrom('x'.repeat(max + 1), ` ${'y'.repeat(max + 5)} `), nulInside);
   const badEmail = fc.oneof(fc.constantFrom('', '  ', 'no-at', 'a@b', '@example.com', 'a b@example.com', `${'e'.repeat(250)}@example.com`, fx.admin.email, fx.admin.email.toUpperCase()), nulInside);
   const flag = { valid: fc.boolean(), invalid: fc.constant(null) };
@@ -517,6 +528,11 @@ export function directorySpecs(fx: FuzzFixture): Record<'CreateUserInput' | 'Upd
     GroupInput: {
       name: { required: true, valid: validName, invalid: fc.oneof(fc.constantFrom(null, '', '   '), text(255)) },
       description: { valid: fc.constantFrom(null, '', 'First line'), invalid: text(1000) },
+    },
+    // the only valid pair is a member already (the fixture's membership): a create that slipped through would still be refused
+    GroupMembershipInput: {
+      userId: { required: true, valid: fc.constant(fx.ids.user), invalid: fc.oneof(fc.constantFrom<unknown>(null, ''), invalidIdValue(fx.ids.otherUser).map(String)) },
+      groupId: { required: true, valid: fc.constant(fx.ids.group), invalid: fc.oneof(fc.constantFrom<unknown>(null, ''), invalidIdValue(fx.ids.otherGroup).map(String)) },
     },
     PhoneNumberInput: {
       number: {
