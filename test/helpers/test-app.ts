@@ -120,8 +120,8 @@ export async function createTestApp(
  * stores tokens (for auth tests that predate the token API).
  */
 export async function insertToken(
-  ctx: TestContext,
-  user: TestUser,
+  ctx: Pick<TestContext, 'db'>,
+  user: Pick<TestUser, 'id' | 'accountId'>,
   opts: { scopes?: string[]; clientScopes?: string; expiresAt?: Date; revokedAt?: Date } = {},
 ): Promise<{ token: string; id: bigint; clientId: bigint }> {
   const client = await ctx.db.prisma.oAuthClient.create({

@@ -57,7 +57,9 @@ interface ClaimedRow {
 
 // NOTIFY (delivered at commit, and only then) wakes the engines of every process at once.
 const NOTIFY_DUE = "SELECT (SELECT count(*)::int FROM j) AS n, (SELECT pg_notify('jobs', '') FROM j LIMIT 1) AS notified";
-const VALUES = "VALUES ($1, $2, $3, $4::jsonb, now() + make_interval(secs => $5::float8), $6) ON CONFLICT (kind, key) DO NOTHING RETURNING run_at";
+// Due `delaySeconds` after the statement that enqueues, not after the transaction began:
+// a timer set by a decision that first waited for a lock (an offer's expiry) runs its full length.
+const VALUES = "VALUES ($1, $2, $3, $4::jsonb, statement_timestamp() + make_interval(secs => $5::float8), $6) ON CONFLICT (kind, key) DO NOTHING RETURNING run_at";
 
 function values(job: NewJob): unknown[] {
   return [job.kind, job.key ?? null, JSON.stringify(job.payload ?? {}), Math.max(0, job.delaySeconds ?? 0), job.maxAttempts ?? 25];

@@ -56,8 +56,8 @@ export class AgentAvailabilityService {
       const leaves = before.agentState === 'online' && next !== 'online';
       const sets = [
         'agent_state = $3::"AgentState"', 'via = $4::text',
-        comesOnline ? 'online_since = now(), idle_since = CASE WHEN a.call_status IS NULL THEN now() ELSE a.idle_since END' : '',
-        leaves ? 'available_seconds = a.available_seconds + GREATEST(0, EXTRACT(EPOCH FROM now() - COALESCE(a.online_since, now()))), online_since = NULL' : '',
+        comesOnline ? 'online_since = statement_timestamp(), idle_since = CASE WHEN a.call_status IS NULL THEN statement_timestamp() ELSE a.idle_since END' : '',
+        leaves ? 'available_seconds = a.available_seconds + GREATEST(0, EXTRACT(EPOCH FROM statement_timestamp() - COALESCE(a.online_since, statement_timestamp()))), online_since = NULL' : '',
       ].filter(Boolean).join(', ');
       const after = (await d.lifecycle.changeAgent(scope, agentId, { sets, params: [next, via] }))!;
       await recordAudit(d.sql, d.actor, {

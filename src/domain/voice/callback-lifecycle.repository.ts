@@ -9,6 +9,10 @@ import type { QueuedRequest, RoutableAgent } from './routing';
 // transaction of a lifecycle decision, which first takes the account's lifecycle lock
 // (lockAccount): decisions of one account are made one at a time across processes,
 // so that no agent ever holds two offers and no request is offered to two agents.
+// Times are statement_timestamp(), never now(): now() is when the transaction began,
+// before it waited for the lock, so a decision made after another could be stamped
+// before it (a request's history going back in time, an offer shortened by the wait).
+// The service's and the availability service's SQL follows the same rule.
 
 type Int8 = string | number | bigint;
 
@@ -161,7 +165,7 @@ export class CallbackLifecycleRepository {
     const [row] = await this.db.query<LifecycleSqlRow>(
       scope,
       `WITH moved AS (
-         UPDATE callback_requests c SET status = $3::"CallbackRequestStatus", updated_at = now()${change.sets ? `, ${change.sets}` : ''}
+         UPDATE callback_requests c SET status = $3::"CallbackRequestStatus", updated_at = statement_timestamp()${change.sets ? `, ${change.sets}` : ''}
           WHERE c.account_id = $1 AND c.id = $2 AND c.status::text = ANY($4::text[])
          RETURNING c.*
        ), history AS (
@@ -180,7 +184,7 @@ export class CallbackLifecycleRepository {
       scope,
       `SELECT c.id, COALESCE(c.routed_group_ids, '{}')::text[] AS routed_group_ids, COALESCE(c.offered_agent_ids, '{}')::text[] AS offered_agent_ids
          FROM callback_requests c
-        WHERE c.account_id = $1 AND c.status = 'queued' AND (c.retry_at IS NULL OR c.retry_at <= now())
+        WHERE c.account_id = $1 AND c.status = 'queued' AND (c.retry_at IS NULL OR c.retry_at <= statement_timestamp())
         ORDER BY c.id LIMIT $2`,
       [limit],
     );
@@ -205,7 +209,7 @@ export class CallbackLifecycleRepository {
     const [row] = await this.db.query<{ yes: boolean }>(
       scope,
       `SELECT EXISTS (SELECT 1 FROM agent_availabilities a WHERE a.account_id = $1 AND a.agent_state = 'online' AND a.call_status IS NULL AND a.offered_request_id IS NULL)
-          AND EXISTS (SELECT 1 FROM callback_requests c WHERE c.account_id = $1 AND c.status = 'queued' AND (c.retry_at IS NULL OR c.retry_at <= now())) AS yes`,
+          AND EXISTS (SELECT 1 FROM callback_requests c WHERE c.account_id = $1 AND c.status = 'queued' AND (c.retry_at IS NULL OR c.retry_at <= statement_timestamp())) AS yes`,
     );
     return row.yes;
   }
@@ -239,7 +243,7 @@ export class CallbackLifecycleRepository {
   async changeAgent(scope: AccountScope, userId: bigint, change: AgentChange): Promise<AvailabilityRow | null> {
     const [row] = await this.db.query<AvailabilitySqlRow>(
       scope,
-      `UPDATE agent_availabilities a SET ${change.sets}, updated_at = now() WHERE a.account_id = $1 AND a.user_id = $2 RETURNING ${AVAILABILITY_COLUMNS}`,
+      `UPDATE agent_availabilities a SET ${change.sets}, updated_at = statement_timestamp() WHERE a.account_id = $1 AND a.user_id = $2 RETURNING ${AVAILABILITY_COLUMNS}`,
       [String(userId), ...(change.params ?? [])],
     );
     return row ? toAvailability(row) : null;
@@ -267,7 +271,7 @@ export class CallbackLifecycleRepository {
       'jobEngine',
       `SELECT DISTINCT a.account_id FROM agent_availabilities a
         WHERE a.agent_state = 'online' AND a.call_status IS NULL AND a.offered_request_id IS NULL
-          AND EXISTS (SELECT 1 FROM callback_requests c WHERE c.account_id = a.account_id AND c.status = 'queued' AND (c.retry_at IS NULL OR c.retry_at <= now()))
+          AND EXISTS (SELECT 1 FROM callback_requests c WHERE c.account_id = a.account_id AND c.status = 'queued' AND (c.retry_at IS NULL OR c.retry_at <= statement_timestamp()))
         LIMIT 1000`,
     );
     return rows.map((r) => BigInt(r.account_id));

@@ -94,7 +94,7 @@ export class CallbackLifecycleService {
       await this.apply(d, request, 'accept', { sets: 'offer_expires_at = NULL', historyAgentId: agentId, reason: null });
       const dialing = await this.apply(
         d, { ...request, status: 'accepted' }, 'dial',
-        { sets: 'attempts = c.attempts + 1, dialing_at = now()', historyAgentId: agentId, reason: null },
+        { sets: 'attempts = c.attempts + 1, dialing_at = statement_timestamp()', historyAgentId: agentId, reason: null },
         await this.dialDetail(d, request, agentId),
       );
       await this.changeAgent(d, agentId, { sets: "offered_request_id = NULL, call_status = 'on_call', calls_accepted = a.calls_accepted + 1" });
@@ -135,10 +135,10 @@ export class CallbackLifecycleService {
       const agentId = request.agentId;
       let result: LifecycleRow;
       if (action === 'answer') {
-        result = await this.apply(d, request, 'answer', { sets: 'completed_at = now()', historyAgentId: agentId, reason: 'answered' });
+        result = await this.apply(d, request, 'answer', { sets: 'completed_at = statement_timestamp()', historyAgentId: agentId, reason: 'answered' });
       } else if (action === 'requeue') {
         result = await this.apply(d, request, 'requeue', {
-          sets: "agent_id = NULL, offered_agent_ids = '{}', retry_at = now() + make_interval(secs => $5::float8)",
+          sets: "agent_id = NULL, offered_agent_ids = '{}', retry_at = statement_timestamp() + make_interval(secs => $5::float8)",
           params: [d.settings.retryDelay], historyAgentId: agentId, reason: outcome,
         });
         await this.repos(d.sql).jobs.enqueue(d.scope, {
@@ -146,7 +146,7 @@ export class CallbackLifecycleService {
         });
       } else {
         result = await this.apply(d, request, 'fail', {
-          sets: 'completed_at = now()', historyAgentId: agentId, reason: outcome === 'failed' ? 'failed' : `${outcome}: attempts used up`,
+          sets: 'completed_at = statement_timestamp()', historyAgentId: agentId, reason: outcome === 'failed' ? 'failed' : `${outcome}: attempts used up`,
         });
       }
       if (agentId !== null) await this.endCall(d, agentId, action === 'answer' ? request : null);
@@ -171,7 +171,7 @@ export class CallbackLifecycleService {
   private async cancelWithin(d: Decision, request: LifecycleRow): Promise<LifecycleRow> {
     transition(request.status, 'cancel');
     const agentId = request.agentId;
-    const cancelled = await this.apply(d, request, 'cancel', { sets: 'offer_expires_at = NULL, completed_at = now()', historyAgentId: agentId, reason: null });
+    const cancelled = await this.apply(d, request, 'cancel', { sets: 'offer_expires_at = NULL, completed_at = statement_timestamp()', historyAgentId: agentId, reason: null });
     if (agentId !== null && request.status === 'offered') await d.lifecycle.changeAgent(d.scope, agentId, { sets: 'offered_request_id = NULL' });
     else if (agentId !== null) await this.endCall(d, agentId, null);
     return cancelled;
@@ -194,7 +194,7 @@ export class CallbackLifecycleService {
     await this.decide(scope, systemActor(accountId, SYSTEM), async (d) => {
       const agent = await d.lifecycle.availability(d.scope, userId, true);
       if (!agent || agent.callStatus !== 'wrap_up' || agent.wrapUpSeq !== wrapUpSeq) return;
-      await this.changeAgent(d, userId, { sets: 'call_status = NULL, idle_since = now()' });
+      await this.changeAgent(d, userId, { sets: 'call_status = NULL, idle_since = statement_timestamp()' });
       await this.route(d);
     });
   }
@@ -221,7 +221,7 @@ export class CallbackLifecycleService {
     for (const offer of offers) {
       const request = (await d.lifecycle.find(d.scope, offer.requestId, true))!;
       const offered = await this.apply(d, request, 'offer', {
-        sets: `agent_id = $5::bigint, offer_seq = c.offer_seq + 1, offer_expires_at = now() + make_interval(secs => $6::float8), retry_at = NULL,
+        sets: `agent_id = $5::bigint, offer_seq = c.offer_seq + 1, offer_expires_at = statement_timestamp() + make_interval(secs => $6::float8), retry_at = NULL,
                offered_agent_ids = CASE WHEN $7::boolean THEN ARRAY[$5::bigint] ELSE array_append(COALESCE(c.offered_agent_ids, '{}'), $5::bigint) END`,
         params: [String(offer.agentId), d.settings.offerTimeout, offer.newRound], historyAgentId: offer.agentId, reason: null,
       }, undefined, { offer_expires_in: d.settings.offerTimeout });
@@ -254,7 +254,7 @@ export class CallbackLifecycleService {
   /** The agent's call is over: talk time counted (when answered), then wrap-up or free at once. */
   private async endCall(d: Decision, agentId: bigint, answered: LifecycleRow | null): Promise<void> {
     const counted = answered
-      ? ', callbacks_completed = a.callbacks_completed + 1, talk_seconds = a.talk_seconds + GREATEST(0, EXTRACT(EPOCH FROM now() - $3::timestamptz))'
+      ? ', callbacks_completed = a.callbacks_completed + 1, talk_seconds = a.talk_seconds + GREATEST(0, EXTRACT(EPOCH FROM statement_timestamp() - $3::timestamptz))'
       : '';
     const params = answered ? [answered.dialingAt ?? new Date()] : [];
     if (d.settings.wrapUpTime > 0) {
@@ -266,7 +266,7 @@ export class CallbackLifecycleService {
         });
       }
     } else {
-      await this.changeAgent(d, agentId, { sets: `call_status = NULL, idle_since = now()${counted}`, params });
+      await this.changeAgent(d, agentId, { sets: `call_status = NULL, idle_since = statement_timestamp()${counted}`, params });
     }
   }
 
