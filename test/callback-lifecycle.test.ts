@@ -255,6 +255,11 @@ describe('the callback lifecycle (docs/api.md, "The callback lifecycle")', () =>
     const bad = await rest('POST', `${CB}/${id}/outcome`, a, { outcome: 'maybe' });
     expect(bad.statusCode).toBe(422);
     expect(bad.json().details.outcome[0].error).toBe('InvalidValue');
+    // no outcome (an empty object, null): 422 BlankValue, not a 500
+    for (const payload of [{}, { outcome: null }]) {
+      const blank = await rest('POST', `${CB}/${id}/outcome`, a, payload);
+      expect({ status: blank.statusCode, details: blank.json().details }).toEqual({ status: 422, details: { outcome: [{ error: 'BlankValue', description: 'Outcome: cannot be blank' }] } });
+    }
   });
 
   it('cancel: the creator or an admin, while not over; the agent loses the offer; other agents 403, ended requests 409', async () => {
@@ -287,6 +292,11 @@ describe('the callback lifecycle (docs/api.md, "The callback lifecycle")', () =>
     expect((await rest('PUT', `/channels/voice/availabilities/${b.id}`, t.admin, { availability: { agent_state: 'away' } })).statusCode).toBe(200);
     const invalid = await rest('PUT', `/channels/voice/availabilities/${a.id}`, a, { availability: { agent_state: 'sleeping' } });
     expect(invalid.statusCode).toBe(422);
+    // agent_state absent or null: the domain's 422 BlankValue (the operation's non-null argument once made this a 500)
+    for (const availability of [{}, { agent_state: null }]) {
+      const blank = await rest('PUT', `/channels/voice/availabilities/${a.id}`, a, { availability });
+      expect({ status: blank.statusCode, details: blank.json().details }).toEqual({ status: 422, details: { agent_state: [{ error: 'BlankValue', description: 'Agent state: cannot be blank' }] } });
+    }
     // an end user is not an agent: 404, as another account's agent
     expect((await rest('GET', `/channels/voice/availabilities/${t.endUser.id}`, a)).statusCode).toBe(404);
     const other = u.agents[0];
