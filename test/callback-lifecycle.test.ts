@@ -119,6 +119,11 @@ describe('the callback lifecycle (docs/api.md, "The callback lifecycle")', () =>
       for (let i = 0; i < 5; i++) ids.push(await create(t, t.admin, `+1251871708${i}`));
       expect(await positions(t)).toEqual({ [ids[0]]: 1, [ids[1]]: 2, [ids[2]]: 3, [ids[3]]: 4, [ids[4]]: 5 });
       expect(await queue(t)).toMatchObject({ agents_online: 0, callbacks_waiting: 5, calls_waiting: 0 });
+      // the list pages forward only: links.next leads on; links.prev stays null (there is no page[before] to lead back with)
+      const page1 = await ok('GET', `${CB}?page[size]=2`, t.admin);
+      const page2 = await ok('GET', page1.links.next.replace(/^https?:\/\/[^/]+\/api\/v2/, ''), t.admin);
+      expect(page2.callback_requests.map((r: { id: number }) => r.id)).toEqual([ids[2], ids[3]]);
+      expect([page1.links.prev, page2.links.prev]).toEqual([null, null]);
 
       // agents come online one after another: each gets the next request in queue order
       expect(await online(t, a)).toEqual({ availability: { agent_state: 'online', call_status: null, via: 'client' } });

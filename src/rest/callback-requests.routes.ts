@@ -154,7 +154,11 @@ export const callbackRequestRoutes: AnyRestRoute[] = [
     },
     respond: (data, req) => ({
       status: 200,
-      body: { callback_requests: data.callbackRequests.edges.map((e) => serializeCallbackRequest(e.node)), ...cursorPageFields(req, data.callbackRequests.pageInfo) },
+      // forward only (no page[before]): a prev link would name a parameter this list ignores, and lead back to the first page
+      body: {
+        callback_requests: data.callbackRequests.edges.map((e) => serializeCallbackRequest(e.node)),
+        ...cursorPageFields(req, { ...data.callbackRequests.pageInfo, hasPreviousPage: false }),
+      },
     }),
   }),
   showRoute({
