@@ -359,5 +359,17 @@ describe('the callback lifecycle (docs/api.md, "The callback lifecycle")', () =>
     expect(read.currentQueueActivity).toEqual({ callbacksWaiting: 1, agentsOnline: 0 });
     const cancelled = await gql('mutation($id: ID!) { cancelCallbackRequest(id: $id) { status } }', { id: String(second) }, t.admin);
     expect(cancelled.cancelCallbackRequest.status).toBe('CANCELLED');
+
+    // the routing right after a creation may offer an older request instead: the result says what became of this one
+    const third = await create(t, t.admin, '+12518717099'); // queued: A is away
+    await ctx.db.prisma.agentAvailability.update({
+      where: { accountId_userId: { accountId: t.accountId, userId: a.id } }, data: { agentState: 'online', idleSince: new Date(), onlineSince: new Date() },
+    }); // online without routing, so that the older request still waits when the next one comes
+    const made = await gql(
+      'mutation($i: CallbackRequestInput!) { createCallbackRequest(input: $i) { id status agentId queuePosition } }',
+      { i: { phoneNumberId: String(t.phoneId), requesterPhoneNumber: '+12518717100', groupIds: [String(t.groupId)] } }, t.admin,
+    );
+    expect((await show(t, third)).status).toBe('offered');
+    expect(made.createCallbackRequest).toEqual({ id: expect.any(String), status: 'QUEUED', agentId: null, queuePosition: 1 });
   });
 });

@@ -87,6 +87,8 @@ export class CallbackRequestService {
     }
     // an agent free now gets the offer at once (the request is committed: any process may route it)
     const offered = await this.lifecycle.dispatch(scope).catch(() => 0); // the request is stored; the next trigger (or the sweep) routes it
+    // an offer went out, but maybe of an older request (queue order): say what became of this one
+    const routed = offered > 0 ? await this.requests.find(scope, BigInt(row.new_id)) : null;
     return {
       id: BigInt(row.new_id),
       accountId: scope.accountId,
@@ -94,13 +96,13 @@ export class CallbackRequestService {
       requesterPhoneNumber: fields.requesterPhoneNumber!,
       requestedGroupIds: groupIds,
       routedGroupIds: row.routed_group_ids!.map((id) => BigInt(id)),
-      status: offered > 0 ? 'offered' : 'queued',
-      queuePosition: offered > 0 ? null : row.queued_ahead! + 1,
+      status: routed?.status ?? 'queued',
+      queuePosition: routed ? routed.queuePosition : row.queued_ahead! + 1,
       createdById: viewer.userId,
       createdAt: new Date(row.decided_at!),
-      agentId: null,
+      agentId: routed?.agentId ?? null,
       attempts: 0,
-      updatedAt: null,
+      updatedAt: routed?.updatedAt ?? null,
       completedAt: null,
       rateLimit: { limit, remaining: limit - row.used! - 1 },
     };
