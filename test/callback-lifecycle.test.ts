@@ -119,6 +119,11 @@ describe('the callback lifecycle (docs/api.md, "The callback lifecycle")', () =>
       for (let i = 0; i < 5; i++) ids.push(await create(t, t.admin, `+1251871708${i}`));
       expect(await positions(t)).toEqual({ [ids[0]]: 1, [ids[1]]: 2, [ids[2]]: 3, [ids[3]]: 4, [ids[4]]: 5 });
       expect(await queue(t)).toMatchObject({ agents_online: 0, callbacks_waiting: 5, calls_waiting: 0 });
+      // the list pages forward only: links.next leads on; links.prev stays null (there is no page[before] to lead back with)
+      const page1 = await ok('GET', `${CB}?page[size]=2`, t.admin);
+      const page2 = await ok('GET', page1.links.next.replace(/^https?:\/\/[^/]+\/api\/v2/, ''), t.admin);
+      expect(page2.callback_requests.map((r: { id: number }) => r.id)).toEqual([ids[2], ids[3]]);
+      expect([page1.links.prev, page2.links.prev]).toEqual([null, null]);
 
       // agents come online one after another: each gets the next request in queue order
       expect(await online(t, a)).toEqual({ availability: { agent_state: 'online', call_status: null, via: 'client' } });
@@ -255,6 +260,11 @@ describe('the callback lifecycle (docs/api.md, "The callback lifecycle")', () =>
     const bad = await rest('POST', `${CB}/${id}/outcome`, a, { outcome: 'maybe' });
     expect(bad.statusCode).toBe(422);
     expect(bad.json().details.outcome[0].error).toBe('InvalidValue');
+    // no outcome (an empty object, null): 422 BlankValue, not a 500
+    for (const payload of [{}, { outcome: null }]) {
+      const blank = await rest('POST', `${CB}/${id}/outcome`, a, payload);
+      expect({ status: blank.statusCode, details: blank.json().details }).toEqual({ status: 422, details: { outcome: [{ error: 'BlankValue', description: 'Outcome: cannot be blank' }] } });
+    }
   });
 
   it('cancel: the creator or an admin, while not over; the agent loses the offer; other agents 403, ended requests 409', async () => {
@@ -287,6 +297,11 @@ describe('the callback lifecycle (docs/api.md, "The callback lifecycle")', () =>
     expect((await rest('PUT', `/channels/voice/availabilities/${b.id}`, t.admin, { availability: { agent_state: 'away' } })).statusCode).toBe(200);
     const invalid = await rest('PUT', `/channels/voice/availabilities/${a.id}`, a, { availability: { agent_state: 'sleeping' } });
     expect(invalid.statusCode).toBe(422);
+    // agent_state absent or null: the domain's 422 BlankValue (the operation's non-null argument once made this a 500)
+    for (const availability of [{}, { agent_state: null }]) {
+      const blank = await rest('PUT', `/channels/voice/availabilities/${a.id}`, a, { availability });
+      expect({ status: blank.statusCode, details: blank.json().details }).toEqual({ status: 422, details: { agent_state: [{ error: 'BlankValue', description: 'Agent state: cannot be blank' }] } });
+    }
     // an end user is not an agent: 404, as another account's agent
     expect((await rest('GET', `/channels/voice/availabilities/${t.endUser.id}`, a)).statusCode).toBe(404);
     const other = u.agents[0];
@@ -344,5 +359,17 @@ describe('the callback lifecycle (docs/api.md, "The callback lifecycle")', () =>
     expect(read.currentQueueActivity).toEqual({ callbacksWaiting: 1, agentsOnline: 0 });
     const cancelled = await gql('mutation($id: ID!) { cancelCallbackRequest(id: $id) { status } }', { id: String(second) }, t.admin);
     expect(cancelled.cancelCallbackRequest.status).toBe('CANCELLED');
+
+    // the routing right after a creation may offer an older request instead: the result says what became of this one
+    const third = await create(t, t.admin, '+12518717099'); // queued: A is away
+    await ctx.db.prisma.agentAvailability.update({
+      where: { accountId_userId: { accountId: t.accountId, userId: a.id } }, data: { agentState: 'online', idleSince: new Date(), onlineSince: new Date() },
+    }); // online without routing, so that the older request still waits when the next one comes
+    const made = await gql(
+      'mutation($i: CallbackRequestInput!) { createCallbackRequest(input: $i) { id status agentId queuePosition } }',
+      { i: { phoneNumberId: String(t.phoneId), requesterPhoneNumber: '+12518717100', groupIds: [String(t.groupId)] } }, t.admin,
+    );
+    expect((await show(t, third)).status).toBe('offered');
+    expect(made.createCallbackRequest).toEqual({ id: expect.any(String), status: 'QUEUED', agentId: null, queuePosition: 1 });
   });
 });

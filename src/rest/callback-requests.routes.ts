@@ -18,7 +18,7 @@ import { cursorPageFields } from './pagination';
 import { showRoute } from './record-routes';
 import {
   answer, BodyField, ERRORS, errorResponses, HEADERS, IdParams, IgnoredBody, INVALID, Keyed, mustBe, NoContent, Nullable, NullableTimestamp, PageFields,
-  PageQuery, PositiveInteger, QueryString, StringEnum, Timestamp, unwrap, wrappedBody,
+  PageQuery, PositiveInteger, QueryString, required, StringEnum, Timestamp, unwrap, wrappedBody,
 } from './schemas';
 
 const PATH = '/channels/voice/callback_requests';
@@ -154,7 +154,11 @@ export const callbackRequestRoutes: AnyRestRoute[] = [
     },
     respond: (data, req) => ({
       status: 200,
-      body: { callback_requests: data.callbackRequests.edges.map((e) => serializeCallbackRequest(e.node)), ...cursorPageFields(req, data.callbackRequests.pageInfo) },
+      // forward only (no page[before]): a prev link would name a parameter this list ignores, and lead back to the first page
+      body: {
+        callback_requests: data.callbackRequests.edges.map((e) => serializeCallbackRequest(e.node)),
+        ...cursorPageFields(req, { ...data.callbackRequests.pageInfo, hasPreviousPage: false }),
+      },
     }),
   }),
   showRoute({
@@ -180,13 +184,14 @@ export const callbackRequestRoutes: AnyRestRoute[] = [
       operationId: 'reportCallbackOutcome', summary: "Report a dial's outcome", tags: TAGS,
       description: 'The dialing agent, an admin, or an integration\'s token with write: answered → completed; no_answer and busy → queued again after callback_retry_delay, failed once callback_max_attempts are used; failed → failed. 409 unless dialing.',
       params: IdParams,
+      // optional here: a missing outcome is a 422 BlankValue (required()), not a 400 for a body that is no object
       body: Type.Object(
-        { outcome: BodyField(StringEnum(OUTCOMES), `Outcome: must be one of ${OUTCOMES.join(', ')}`, 'Required: answered, no_answer, busy or failed') },
+        { outcome: Type.Optional(BodyField(StringEnum(OUTCOMES), `Outcome: must be one of ${OUTCOMES.join(', ')}`, 'Required: answered, no_answer, busy or failed')) },
         { description: '{"outcome": "answered"}' },
       ),
       response: { 200: answer(OneCallbackRequest, 'The request, as it is now'), ...errorResponses({ id: true, body: 'fields', conflict: true }) },
     },
-    variables: (req) => ({ id: req.params.id, outcome: (req.body?.outcome?.toUpperCase() ?? '') as CallbackOutcome }),
+    variables: (req) => ({ id: req.params.id, outcome: required(req.body?.outcome, 'outcome', 'Outcome').toUpperCase() as CallbackOutcome }),
     respond: (data) => ({ status: 200, body: { callback_request: serializeCallbackRequest(data.reportCallbackOutcome) } }),
   }),
   defineRoute({

@@ -47,7 +47,7 @@
  *   - Then `npm run openapi:emit` and commit docs/openapi.json (a test fails when stale).
  */
 import { Type, type Static, type TProperties, type TSchema, type TUnsafe } from 'typebox';
-import { MUST_BE } from '../domain/errors';
+import { MUST_BE, ValidationError } from '../domain/errors';
 
 /** The keyword naming the error description of a wrongly typed value. */
 export const INVALID = 'x-invalid';
@@ -261,3 +261,13 @@ export function errorResponses(options: { id?: boolean; body?: 'ignored' | 'fiel
 
 /** `<Label>: must be …` (MUST_BE, shared with the domain's own checks). */
 export const mustBe = (label: string, what: keyof typeof MUST_BE) => `${label}: ${MUST_BE[what]}`;
+
+/**
+ * A required body field that the route's GraphQL operation declares non-null (an enum
+ * argument): absent or null, the operation cannot even be run, so the route answers the
+ * domain's 422 BlankValue itself instead of letting variable coercion fail as a 500.
+ */
+export function required<T>(value: T | null | undefined, field: string, label: string): T {
+  if (value === undefined || value === null) throw new ValidationError({ [field]: [{ error: 'BlankValue', description: `${label}: cannot be blank` }] });
+  return value;
+}

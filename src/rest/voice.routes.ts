@@ -11,7 +11,7 @@ import {
 import { NotFoundError } from '../domain/errors';
 import { defineRoute, type AnyRestRoute } from './adapter';
 import { getRoute } from './record-routes';
-import { answer, BodyField, errorResponses, IdParams, Nullable, StringEnum, unwrap, wrappedBody } from './schemas';
+import { answer, BodyField, errorResponses, IdParams, Nullable, required, StringEnum, unwrap, wrappedBody } from './schemas';
 
 // Zendesk Talk's Availabilities and Stats APIs (docs/api.md, "Agent availability", "Voice stats").
 
@@ -111,7 +111,7 @@ export const voiceRoutes: AnyRestRoute[] = [
       const { agent_state: state, via } = unwrap(req.body, 'availability');
       return {
         agentId: req.params.id,
-        input: { agentState: (state ?? '').toUpperCase() as AgentState, ...(via === undefined ? {} : { via: via === null ? null : (via.toUpperCase() as AgentVia) }) },
+        input: { agentState: required(state, 'agent_state', 'Agent state').toUpperCase() as AgentState, ...(via === undefined ? {} : { via: via === null ? null : (via.toUpperCase() as AgentVia) }) },
       };
     },
     respond: (data) => ({ status: 200, body: serializeAvailability(data.setAgentAvailability) }),

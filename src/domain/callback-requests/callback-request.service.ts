@@ -89,6 +89,8 @@ export class CallbackRequestService {
     // none free (the creation statement says), nothing more is spent. Should routing fail here, the
     // request is stored all the same: the next trigger, or the sweep, routes it.
     const offered = row.agent_free ? await this.lifecycle.dispatch(scope).catch(() => 0) : 0;
+    // an offer went out, but maybe of an older request (queue order): say what became of this one
+    const routed = offered > 0 ? await this.requests.find(scope, BigInt(row.new_id)) : null;
     return {
       id: BigInt(row.new_id),
       accountId: scope.accountId,
@@ -96,13 +98,13 @@ export class CallbackRequestService {
       requesterPhoneNumber: fields.requesterPhoneNumber!,
       requestedGroupIds: groupIds,
       routedGroupIds: row.routed_group_ids!.map((id) => BigInt(id)),
-      status: offered > 0 ? 'offered' : 'queued',
-      queuePosition: offered > 0 ? null : row.queued_ahead! + 1,
+      status: routed?.status ?? 'queued',
+      queuePosition: routed ? routed.queuePosition : row.queued_ahead! + 1,
       createdById: viewer.userId,
       createdAt: new Date(row.decided_at!),
-      agentId: null,
+      agentId: routed?.agentId ?? null,
       attempts: 0,
-      updatedAt: null,
+      updatedAt: routed?.updatedAt ?? null,
       completedAt: null,
       rateLimit: { limit, remaining: limit - row.used! - 1 },
     };
