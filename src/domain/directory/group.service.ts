@@ -86,7 +86,7 @@ export class GroupService {
     await tenantTransaction(this.db, async (sql) => {
       const tx = this.repos(sql);
       // locked first: a membership being added now waits, then finds no group
-      (await tx.groups.find(scope, id, true)) ?? notFound();
+      if (!(await tx.groups.find(scope, id, true))) notFound();
       const removed = await tx.groupMemberships.deleteOf(scope, { groupId: id });
       const deleted = (await tx.groups.delete(scope, id)) ?? notFound();
       await recordAudit(sql, auditActorOf(acting), [
