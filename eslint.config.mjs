@@ -82,6 +82,17 @@ export default tseslint.config(
     },
   },
   {
+    // the pages' own browser scripts (src/http/pages/*/): classic scripts, served as they are
+    files: ['src/http/pages/**/*.js'],
+    languageOptions: {
+      sourceType: 'script',
+      globals: {
+        window: 'readonly', document: 'readonly', location: 'readonly', sessionStorage: 'readonly', fetch: 'readonly',
+        URL: 'readonly', setTimeout: 'readonly', setInterval: 'readonly', clearTimeout: 'readonly', graphqlWs: 'readonly',
+      },
+    },
+  },
+  {
     files: ['**/*.js', '**/*.cjs'],
     rules: { '@typescript-eslint/no-require-imports': 'off' },
   },
