@@ -26,6 +26,7 @@ import { oauthServer } from './http/plugins/oauth-server';
 import { authorizePages } from './http/plugins/oauth-authorize';
 import { requestLog } from './http/plugins/request-log';
 import { rest } from './http/plugins/rest';
+import { voiceQueue } from './http/plugins/voice-queue';
 import { restRoutes } from './rest/routes';
 import { PROJECT_ROOT } from './project-root';
 
@@ -101,6 +102,8 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   await fastify.register(graphql, { schema, buildContext, introspection: config.graphqlIntrospection, executor, subscriptions });
   // the offline GraphQL explorer, gated like the Sandbox page: without introspection it has no schema to show
   if (config.graphqlIntrospection) await fastify.register(graphiql);
+  // the live queue page: public HTML whose script reads /graphql with the token a person gives it
+  await fastify.register(voiceQueue);
   // the OpenAPI document collects the routes registered after it
   await fastify.register(openapi, { version: API_VERSION });
   await fastify.register(rest, { schema, buildContext, routes: restRoutes, executor });

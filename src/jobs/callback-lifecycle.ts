@@ -8,7 +8,7 @@ import { FinalJobError, type JobEngine } from './engine';
 // what it acts on is still as the timer left it), durable across restarts and crashes.
 
 /** How often the safety net looks for accounts where a free agent and a routable request could meet. */
-export const SWEEP_SECONDS = 15;
+const SWEEP_SECONDS = 15;
 
 function accountOf(job: ClaimedJob): bigint {
   if (job.accountId === null) throw new FinalJobError(`${job.kind}: no account`);

@@ -14,7 +14,7 @@ import { availabilityDetail } from './voice-details';
 // A change is a lifecycle decision: coming online routes the queue at once; leaving with a
 // pending offer hands it to the next agent.
 
-export const AGENT_STATES = ['online', 'offline', 'away', 'transfers_only'] as const;
+const AGENT_STATES = ['online', 'offline', 'away', 'transfers_only'] as const;
 const VIAS = ['client', 'phone'] as const;
 
 export interface AvailabilityInput {

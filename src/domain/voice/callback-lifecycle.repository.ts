@@ -96,7 +96,7 @@ interface AvailabilitySqlRow {
 const AVAILABILITY_COLUMNS = `a.user_id, a.agent_state::text AS agent_state, a.call_status::text AS call_status, a.via, a.idle_since, a.online_since,
   a.available_seconds, a.offered_request_id, a.wrap_up_seq, a.calls_accepted, a.calls_missed, a.callbacks_completed, a.talk_seconds`;
 
-export function toAvailability(r: AvailabilitySqlRow): AvailabilityRow {
+function toAvailability(r: AvailabilitySqlRow): AvailabilityRow {
   return {
     userId: BigInt(r.user_id), agentState: r.agent_state as AgentState, callStatus: r.call_status as AgentCallStatus | null,
     via: r.via as AvailabilityRow['via'], idleSince: r.idle_since, onlineSince: r.online_since, availableSeconds: Number(r.available_seconds),

@@ -12,13 +12,7 @@ import type { EventName } from '../events/event-types';
 //   dialing → failed   (attempts used up, or the call failed)
 //   queued | offered | accepted | dialing → cancelled
 
-export const CALLBACK_STATUSES = ['queued', 'offered', 'accepted', 'dialing', 'completed', 'failed', 'cancelled'] as const;
-export type CallbackStatus = (typeof CALLBACK_STATUSES)[number];
-
-/** Statuses a request waits in for an agent (callbacks_waiting). */
-export const WAITING_STATUSES: readonly CallbackStatus[] = ['queued', 'offered'];
-/** Statuses a request ends in. */
-export const FINAL_STATUSES: readonly CallbackStatus[] = ['completed', 'failed', 'cancelled'];
+export type CallbackStatus = 'queued' | 'offered' | 'accepted' | 'dialing' | 'completed' | 'failed' | 'cancelled';
 
 export type CallbackAction =
   | 'offer' | 'miss' | 'decline' | 'rescind' | 'accept' | 'dial' | 'answer' | 'requeue' | 'fail' | 'cancel';
@@ -34,7 +28,7 @@ interface Transition {
 
 const agent = (id: bigint | null) => (id === null ? 'no agent' : `agent ${id}`);
 
-export const TRANSITIONS: Readonly<Record<CallbackAction, Transition>> = {
+const TRANSITIONS: Readonly<Record<CallbackAction, Transition>> = {
   offer: { from: ['queued'], to: 'offered', event: 'callback_request.offered', reason: null, describe: (a) => `Offered to ${agent(a)}` },
   miss: { from: ['offered'], to: 'queued', event: 'callback_request.requeued', reason: 'missed', describe: (a) => `Offer to ${agent(a)} expired: back in the queue` },
   decline: { from: ['offered'], to: 'queued', event: 'callback_request.requeued', reason: 'declined', describe: (a) => `Declined by ${agent(a)}: back in the queue` },

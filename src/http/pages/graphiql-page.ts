@@ -1,4 +1,4 @@
-import { escapeHtml } from './templates';
+import { pageHead, scriptTags } from './assets';
 
 // The text of the GraphiQL page at /graphiql: its HTML, its own style sheet and its
 // start-up script. No inline script (nor style of its own), so that the page's
@@ -26,21 +26,10 @@ export interface GraphiQLPageAssets {
 const PAGE_TITLE = 'GraphiQL: Help desk GraphQL API (offline explorer)';
 
 export function graphiqlHtml(assets: GraphiQLPageAssets): string {
-  const styles = assets.styles.map((href) => `<link rel="stylesheet" href="${escapeHtml(href)}">`).join('\n');
-  const scripts = assets.scripts.map((src) => `<script src="${escapeHtml(src)}"></script>`).join('\n');
-  return `<!doctype html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<meta name="referrer" content="no-referrer">
-<title>${escapeHtml(PAGE_TITLE)}</title>
-<link rel="icon" href="data:,">
-${styles}
-</head>
+  return `${pageHead(PAGE_TITLE, assets.styles)}
 <body>
 <div id="graphiql"><p class="loading">Loading GraphiQL…</p><noscript>GraphiQL needs JavaScript.</noscript></div>
-${scripts}
+${scriptTags(assets.scripts)}
 </body>
 </html>
 `;
