@@ -89,7 +89,7 @@ const SELF_OPS = new Set(['currentOAuthToken', 'revokeCurrentOAuthToken']);
  * caller's account ("own") or of another account ("foreign"). An ID argument
  * missing here fails the first test: add it when adding the field.
  */
-type Entity = 'client' | 'token' | 'phoneNumber' | 'group' | 'user' | 'auditLog' | 'webhook' | 'invocation' | 'membership';
+type Entity = 'client' | 'token' | 'phoneNumber' | 'group' | 'user' | 'auditLog' | 'webhook' | 'invocation' | 'membership' | 'callback';
 const ID_ARGS: Record<string, Entity> = {
   'oauthClient.id': 'client',
   'updateOAuthClient.id': 'client',
@@ -100,6 +100,15 @@ const ID_ARGS: Record<string, Entity> = {
   'revokeOAuthToken.id': 'token',
   'oauthTokens.clientId': 'client',
   'callbackRequests.phoneNumberId': 'phoneNumber',
+  'callbackRequests.agentId': 'user',
+  'callbackRequest.id': 'callback',
+  'acceptCallbackRequest.id': 'callback',
+  'declineCallbackRequest.id': 'callback',
+  'reportCallbackOutcome.id': 'callback',
+  'cancelCallbackRequest.id': 'callback',
+  // the fixture's user is an agent
+  'agentAvailability.agentId': 'user',
+  'setAgentAvailability.agentId': 'user',
   'user.id': 'user',
   'updateUser.id': 'user',
   'deleteUser.id': 'user',
@@ -129,7 +138,7 @@ const ID_ARGS: Record<string, Entity> = {
 };
 const FOREIGN: Record<Entity, `other${Capitalize<Entity>}`> = {
   client: 'otherClient', token: 'otherToken', phoneNumber: 'otherPhoneNumber', group: 'otherGroup', user: 'otherUser', auditLog: 'otherAuditLog', webhook: 'otherWebhook', invocation: 'otherInvocation',
-  membership: 'otherMembership',
+  membership: 'otherMembership', callback: 'otherCallback',
 };
 
 /** Field rules of each input object type (test/helpers/fuzz.ts). A type missing here fails the first test. */
@@ -371,7 +380,9 @@ describe('GraphQL fuzzing: hostile operations never get a 5xx (issue 7)', () => 
       return fc.oneof(invalidIdValue(foreign), fc.constant(foreign));
     }
     if (isInputObjectType(named)) return bad ? invalidObject(specs[named.name], { noise: false }).map((o) => o.body) : validObject(specs[named.name]);
-    return fc.option(wellTyped(arg.type, fx).filter((v) => v !== null || !isNonNullType(arg.type)), { nil: OMIT });
+    const value = wellTyped(arg.type, fx).filter((v) => v !== null || !isNonNullType(arg.type));
+    // a required argument is always given (reportCallbackOutcome's outcome); an optional one may be left out
+    return isNonNullType(arg.type) ? value : fc.option(value, { nil: OMIT });
   }
 
   it('refuses every mutation whose ids name nothing of the caller\'s or whose input is invalid: NOT_FOUND / BAD_USER_INPUT, nothing written', async () => {

@@ -140,6 +140,7 @@ function bodySpecs(fx: FuzzFixture): Record<string, BodySpec | 'ignored'> {
       return [rest, { ...spec[gql], ...(more ? { invalid: fc.oneof(spec[gql].invalid, more) } : {}) }];
     }));
   const lower = (a: fc.Arbitrary<unknown>) => a.map((v) => (typeof v === 'string' ? v.toLowerCase() : v));
+  const lowerSpec = (f: ObjectSpec[string]) => ({ ...f, valid: lower(f.valid) });
   const notABoolean = fc.constantFrom<unknown>('true', 'yes', 1, 0, [], {}, [true]);
   const createUser = snake(dir.CreateUserInput, { name: 'name', email: 'email', role: 'role', password: 'password' }, {
     name: notAString.filter((v) => v !== null), email: notAString.filter((v) => v !== null), role: fc.oneof(fc.constantFrom('ADMIN', 'Agent', ''), notAString.filter((v) => v !== null)),
@@ -181,7 +182,19 @@ function bodySpecs(fx: FuzzFixture): Record<string, BodySpec | 'ignored'> {
       invalid: fc.oneof(notAnInteger, fc.constantFrom<unknown>(null, fx.ids.group, Number(fx.ids.otherGroup), 99999999)),
     },
   };
-  const settingsFields = snake(dir.AccountSettingsInput, { omnichannel_routing: 'omnichannelRouting' }, { omnichannel_routing: notABoolean });
+  const notAWholeNumber = fc.constantFrom<unknown>('30', 1.5, true, [], {}, [30]);
+  const settingsFields = snake(
+    dir.AccountSettingsInput,
+    { omnichannel_routing: 'omnichannelRouting', callback_offer_timeout: 'callbackOfferTimeout', callback_retry_delay: 'callbackRetryDelay', callback_max_attempts: 'callbackMaxAttempts', wrap_up_time: 'wrapUpTime' },
+    { omnichannel_routing: notABoolean, callback_offer_timeout: notAWholeNumber, callback_retry_delay: notAWholeNumber, callback_max_attempts: notAWholeNumber, wrap_up_time: notAWholeNumber },
+  );
+  const availabilityFields: ObjectSpec = {
+    agent_state: { ...lowerSpec(dir.AgentAvailabilityInput.agentState), invalid: fc.oneof(dir.AgentAvailabilityInput.agentState.invalid.filter((v) => v !== 'online'), fc.constantFrom<unknown>('ONLINE', 1, [], {})) },
+    via: { ...lowerSpec(dir.AgentAvailabilityInput.via), invalid: fc.constantFrom<unknown>('SKYPE', 'CLIENT', 1, []) },
+  };
+  const outcomeFields: ObjectSpec = {
+    outcome: { required: true, valid: fc.constantFrom('answered', 'no_answer', 'busy', 'failed'), invalid: fc.constantFrom<unknown>(null, '', 'ANSWERED', 'maybe', 1, [], {}) },
+  };
   return {
     'POST /users': { wrapper: 'user', fields: createUser },
     'PUT /users/:id': { wrapper: 'user', fields: updateUser },
@@ -206,6 +219,12 @@ function bodySpecs(fx: FuzzFixture): Record<string, BodySpec | 'ignored'> {
     'DELETE /oauth/tokens/current': 'ignored',
     'DELETE /oauth/tokens/:id': 'ignored',
     'POST /channels/voice/callback_requests': { wrapper: 'callback_request', fields: callbackFields },
+    'POST /channels/voice/callback_requests/:id/accept': 'ignored',
+    'POST /channels/voice/callback_requests/:id/decline': 'ignored',
+    // outcome is a flat body ({"outcome": …}); the wrapper form is accepted as any unknown field is: ignored
+    'POST /channels/voice/callback_requests/:id/outcome': { wrapper: 'outcome_report', fields: outcomeFields },
+    'DELETE /channels/voice/callback_requests/:id': 'ignored',
+    'PUT /channels/voice/availabilities/:id': { wrapper: 'availability', fields: availabilityFields },
     'POST /webhooks': { wrapper: 'webhook', fields: webhookFields },
     'PUT /webhooks/:id': { wrapper: 'webhook', fields: webhookFields },
     'PATCH /webhooks/:id': { wrapper: 'webhook', fields: webhookFields },
@@ -225,6 +244,9 @@ function idsFor(t: Target, fx: FuzzFixture): { own: string; foreign: string } | 
   if (t.template.startsWith('/group_memberships/:id')) return { own: fx.ids.membership, foreign: fx.ids.otherMembership };
   if (t.template.startsWith('/webhooks/:id')) return { own: fx.ids.webhook, foreign: fx.ids.otherWebhook };
   if (t.template.startsWith('/channels/voice/phone_numbers/:id')) return { own: fx.ids.phoneNumber, foreign: fx.ids.otherPhoneNumber };
+  if (t.template.startsWith('/channels/voice/callback_requests/:id')) return { own: fx.ids.callback, foreign: fx.ids.otherCallback };
+  // the fixture's user is an agent of the account; the other account's admin is an agent of theirs
+  if (t.template.startsWith('/channels/voice/availabilities/:id')) return { own: fx.ids.user, foreign: fx.ids.otherUser };
   return undefined;
 }
 

@@ -134,7 +134,32 @@ export const CASES: Record<string, IsolationCase> = {
   },
   'CallbackRequestRepository.list': { run: (r, c, t) => r.list(scope(c), { phoneNumberId: t.phoneId, size: 10 }), nothing: { records: [], hasNextPage: false, totalCount: 0 } },
   'CallbackRequestRepository.queuePositions': { run: (r, c, t) => r.queuePositions(scope(c), [{ id: String(t.callbackId), status: 'queued' }]), nothing: [null] },
-  'CallbackRequestRepository.cancelOpenOfPhoneNumber': { run: (r, c, t) => r.cancelOpenOfPhoneNumber(scope(c), t.phoneId), nothing: 0 },
+  'CallbackRequestRepository.openOfPhoneNumber': { run: (r, c, t) => r.openOfPhoneNumber(scope(c), t.phoneId), nothing: [] },
+  'CallbackRequestRepository.find': { run: (r, c, t) => r.find(scope(c), t.callbackId), nothing: null },
+  'CallbackRequestRepository.history': { run: (r, c, t) => r.history(scope(c), [t.callbackId]), nothing: (res, t) => expect(res.get(String(t.callbackId))).toEqual([]) },
+  // the target has an online agent and a completed callback: the caller's account has neither
+  'CallbackRequestRepository.waitFactors': { run: (r, c) => r.waitFactors(scope(c)), nothing: { handleSeconds: null, agentsOnline: 0 } },
+
+  'CallbackLifecycleRepository.lockAccount': { run: (r, c) => r.lockAccount(scope(c)), nothing: (res, t) => expect(res).not.toBe(t.account) },
+  // the target's settings are not the defaults (tenant-fixtures.ts)
+  'CallbackLifecycleRepository.settings': { run: (r, c) => r.settings(scope(c)), nothing: { offerTimeout: 30, retryDelay: 120, maxAttempts: 3, wrapUpTime: 0 } },
+  'CallbackLifecycleRepository.find': { run: (r, c, t) => r.find(scope(c), t.callbackId, true), nothing: null },
+  'CallbackLifecycleRepository.move': {
+    run: (r, c, t) => r.move(scope(c), t.callbackId, ['queued'], 'cancelled', { historyAgentId: null, reason: null }), nothing: null,
+  },
+  'CallbackLifecycleRepository.routable': { run: (r, c) => r.routable(scope(c), 100), nothing: (res, t) => expect(res.map((q: any) => q.id)).not.toContain(t.callbackId) },
+  'CallbackLifecycleRepository.onlineAgents': { run: (r, c) => r.onlineAgents(scope(c)), nothing: [] },
+  'CallbackLifecycleRepository.mayRoute': { run: (r, c) => r.mayRoute(scope(c)), nothing: false },
+  'CallbackLifecycleRepository.availability': { run: (r, c, t) => r.availability(scope(c), t.adminId, true), nothing: null },
+  'CallbackLifecycleRepository.availabilities': { run: (r, c, t) => r.availabilities(scope(c), [t.adminId]), nothing: [] },
+  'CallbackLifecycleRepository.ensureAvailability': { run: (r, c, t) => r.ensureAvailability(scope(c), t.adminId), nothing: null },
+  'CallbackLifecycleRepository.changeAgent': { run: (r, c, t) => r.changeAgent(scope(c), t.adminId, { sets: "agent_state = 'away'" }), nothing: null },
+  'CallbackLifecycleRepository.agentContact': { run: (r, c, t) => r.agentContact(scope(c), t.adminId), nothing: null },
+  'CallbackLifecycleRepository.isAgent': { run: (r, c, t) => r.isAgent(scope(c), t.adminId), nothing: false },
+  'CallbackLifecycleRepository.routableAccounts': { crossTenant: 'jobEngine', run: (r) => r.routableAccounts() },
+
+  'VoiceStatsRepository.queueActivity': { run: (r, c) => r.queueActivity(scope(c)), nothing: (res) => expect({ online: res.agentsOnline, waiting: res.callbacksWaiting }).toEqual({ online: 0, waiting: 1 }) },
+  'VoiceStatsRepository.agentsActivity': { run: (r, c) => r.agentsActivity(scope(c)), nothing: (res, t) => expect(res.map((a: any) => a.agentId)).not.toContain(t.adminId) },
 
   'JobRepository.enqueue': { writesOwn: true, run: (r, c) => r.enqueue(scope(c), { kind: 'isolation' }), nothing: true },
   'JobRepository.enqueueSystem': { crossTenant: 'jobEngine', run: (r) => r.enqueueSystem({ kind: 'isolation-system' }) },

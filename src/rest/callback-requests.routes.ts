@@ -184,14 +184,13 @@ export const callbackRequestRoutes: AnyRestRoute[] = [
       operationId: 'reportCallbackOutcome', summary: "Report a dial's outcome", tags: TAGS,
       description: 'The dialing agent, an admin, or an integration\'s token with write: answered → completed; no_answer and busy → queued again after callback_retry_delay, failed once callback_max_attempts are used; failed → failed. 409 unless dialing.',
       params: IdParams,
-      // optional here: a missing outcome is a 422 BlankValue (required()), not a 400 for a body that is no object
-      body: Type.Object(
-        { outcome: Type.Optional(BodyField(StringEnum(OUTCOMES), `Outcome: must be one of ${OUTCOMES.join(', ')}`, 'Required: answered, no_answer, busy or failed')) },
-        { description: '{"outcome": "answered"}' },
-      ),
+      // a missing outcome is a 422 BlankValue (required()), not a 400 for a body that is no object
+      body: wrappedBody('callback_request', {
+        outcome: BodyField(StringEnum(OUTCOMES), `Outcome: must be one of ${OUTCOMES.join(', ')}`, 'Required: answered, no_answer, busy or failed'),
+      }, '{"outcome": "answered"}.'),
       response: { 200: answer(OneCallbackRequest, 'The request, as it is now'), ...errorResponses({ id: true, body: 'fields', conflict: true }) },
     },
-    variables: (req) => ({ id: req.params.id, outcome: required(req.body?.outcome, 'outcome', 'Outcome').toUpperCase() as CallbackOutcome }),
+    variables: (req) => ({ id: req.params.id, outcome: required(unwrap(req.body, 'callback_request').outcome, 'outcome', 'Outcome').toUpperCase() as CallbackOutcome }),
     respond: (data) => ({ status: 200, body: { callback_request: serializeCallbackRequest(data.reportCallbackOutcome) } }),
   }),
   defineRoute({

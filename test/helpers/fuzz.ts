@@ -63,6 +63,9 @@ export interface FuzzFixture {
     /** `user`'s membership of `group` (so a create with both, the only valid pair, is a duplicate: never stored), and one of the other account */
     membership: string;
     otherMembership: string;
+    /** a queued callback request of the account (created by the admin), and one of the other account */
+    callback: string;
+    otherCallback: string;
   };
 }
 
@@ -119,6 +122,8 @@ export async function createFuzzFixture(): Promise<FuzzFixture> {
       otherInvocation: '',
       membership: '',
       otherMembership: '',
+      callback: '',
+      otherCallback: '',
     },
   };
   const invocation = async (accountId: bigint, webhookId: string) =>
@@ -129,6 +134,12 @@ export async function createFuzzFixture(): Promise<FuzzFixture> {
     String((await ctx.db.prisma.groupMembership.create({ data: { accountId, userId: BigInt(userId), groupId: BigInt(groupId) } })).id);
   fixture.ids.membership = await membership(account, fixture.ids.user, fixture.ids.group);
   fixture.ids.otherMembership = await membership(other.accountId, fixture.ids.otherUser, fixture.ids.otherGroup);
+  const callback = async (accountId: bigint, phoneNumberId: string, createdById: bigint) =>
+    String((await ctx.db.prisma.callbackRequest.create({
+      data: { accountId, phoneNumberId: BigInt(phoneNumberId), requesterPhoneNumber: '+14155552671', requestedGroupIds: [], routedGroupIds: [], createdById },
+    })).id);
+  fixture.ids.callback = await callback(account, fixture.ids.phoneNumber, admin.id);
+  fixture.ids.otherCallback = await callback(other.accountId, fixture.ids.otherPhoneNumber, other.id);
   return fixture;
 }
 
@@ -503,7 +514,7 @@ export function auditLogFilterSpec(fx: FuzzFixture): ObjectSpec {
  */
 export function directorySpecs(
   fx: FuzzFixture,
-): Record<'CreateUserInput' | 'UpdateUserInput' | 'GroupInput' | 'GroupMembershipInput' | 'PhoneNumberInput' | 'UpdatePhoneNumberInput' | 'AccountSettingsInput', ObjectSpec> {
+): Record<'CreateUserInput' | 'UpdateUserInput' | 'GroupInput' | 'GroupMembershipInput' | 'PhoneNumberInput' | 'UpdatePhoneNumberInput' | 'AccountSettingsInput' | 'AgentAvailabilityInput', ObjectSpec> {
   const text = (max: number) => fc.oneof(fc.constantFrom('x'.repeat(max + 1), ` ${'y'.repeat(max + 5)} `), nulInside);
   const badEmail = fc.oneof(fc.constantFrom('', '  ', 'no-at', 'a@b', '@example.com', 'a b@example.com', `${'e'.repeat(250)}@example.com`, fx.admin.email, fx.admin.email.toUpperCase()), nulInside);
   const flag = { valid: fc.boolean(), invalid: fc.constant(null) };
@@ -543,7 +554,19 @@ export function directorySpecs(
       ...phoneFields,
     },
     UpdatePhoneNumberInput: phoneFields,
-    AccountSettingsInput: { omnichannelRouting: flag },
+    AccountSettingsInput: {
+      omnichannelRouting: flag,
+      // the lifecycle's settings: whole numbers in their ranges (docs/api.md, "Account settings")
+      callbackOfferTimeout: { valid: fc.integer({ min: 1, max: 600 }), invalid: fc.constantFrom<unknown>(null, 0, 601, -1, 2 ** 31 - 1) },
+      callbackRetryDelay: { valid: fc.integer({ min: 0, max: 86_400 }), invalid: fc.constantFrom<unknown>(null, -1, 86_401) },
+      callbackMaxAttempts: { valid: fc.integer({ min: 1, max: 10 }), invalid: fc.constantFrom<unknown>(null, 0, 11) },
+      wrapUpTime: { valid: fc.integer({ min: 0, max: 3_600 }), invalid: fc.constantFrom<unknown>(null, -1, 3_601) },
+    },
+    // never ONLINE: a change that slipped through would route the fixture's queue
+    AgentAvailabilityInput: {
+      agentState: { required: true, valid: fc.constantFrom('AWAY', 'OFFLINE', 'TRANSFERS_ONLY'), invalid: fc.constantFrom<unknown>(null, 'BUSY', 'online') },
+      via: { valid: fc.constantFrom(null, 'CLIENT', 'PHONE'), invalid: fc.constantFrom<unknown>('SKYPE', 'client') },
+    },
   };
 }
 

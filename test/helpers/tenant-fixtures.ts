@@ -57,11 +57,11 @@ export interface TenantFixture {
 /** The tables whose rows belong to an account (each has account_id; accounts is the account itself). */
 const TENANT_TABLES = [
   'accounts', 'users', 'oauth_clients', 'oauth_client_secrets', 'oauth_grants', 'oauth_authorization_codes', 'oauth_tokens',
-  'oauth_client_token_counts', 'voice_phone_numbers', 'groups', 'group_memberships', 'callback_requests', 'audit_logs', 'jobs', 'events', 'webhooks',
-  'webhook_invocations', 'webhook_invocation_attempts',
+  'oauth_client_token_counts', 'voice_phone_numbers', 'groups', 'group_memberships', 'callback_requests', 'callback_request_history', 'agent_availabilities',
+  'audit_logs', 'jobs', 'events', 'webhooks', 'webhook_invocations', 'webhook_invocation_attempts',
 ] as const;
-/** How a table's rows are ordered in a snapshot: by id, but the counters, which have none. */
-const ORDER: Partial<Record<(typeof TENANT_TABLES)[number], string>> = { oauth_client_token_counts: 'client_id, ends_at, shard' };
+/** How a table's rows are ordered in a snapshot: by id, but the counters and availabilities, which have none. */
+const ORDER: Partial<Record<(typeof TENANT_TABLES)[number], string>> = { oauth_client_token_counts: 'client_id, ends_at, shard', agent_availabilities: 'user_id' };
 
 const json = (value: unknown) => JSON.stringify(value, (_k, v) => (typeof v === 'bigint' ? v.toString() : v));
 
@@ -137,6 +137,16 @@ export async function seedTenant(db: Pick<Db, 'sql'>, label: string, extra = fal
     await new PhoneNumberRepository(sql).insertOrRevive(scope, {
       number: '+14155550101', nickname: null, callbackEnabled: false, voiceEnabled: true, smsEnabled: false, mmsEnabled: false,
     });
+    // the lifecycle's rows: settings of its own, an online agent, a step of history, a completed callback (the wait estimate's)
+    await sql.query(scope, 'UPDATE accounts SET callback_offer_timeout = 45, wrap_up_time = 10 WHERE id = $1');
+    await sql.query(scope, "INSERT INTO agent_availabilities (account_id, user_id, agent_state, via, idle_since, online_since) VALUES ($1, $2, 'online', 'client', now(), now())", [String(admin.id)]);
+    await sql.query(scope, "INSERT INTO callback_request_history (account_id, callback_request_id, status) VALUES ($1, $2, 'queued')", [String(created.new_id)]);
+    await sql.query(
+      scope,
+      `INSERT INTO callback_requests (account_id, phone_number_id, requester_phone_number, requested_group_ids, routed_group_ids, status, dialing_at, completed_at)
+       VALUES ($1, $2, '+14155550197', '{}', '{}', 'completed', now() - interval '1 minute', now())`,
+      [String(phone.id)],
+    );
   }
   const [audit] = await db.sql<{ id: string }>('SELECT max(id) AS id FROM audit_logs WHERE account_id = $1', [String(account.id)]);
   const [event] = await db.sql<{ id: string }>('SELECT id FROM events WHERE account_id = $1 AND subject = $2', [String(account.id), `zen:oauth_token:${token.id}`]);

@@ -1,4 +1,4 @@
-import { authorize } from '../authorization';
+import { authorize, type Permission } from '../authorization';
 import type { EventEnvelope } from './event-log.repository';
 import type { Viewer } from '../auth/viewer';
 import { CLOSE } from './subscription-limits';
@@ -16,8 +16,8 @@ export interface SubscriptionOwner {
  * for, in a bounded buffer. A reader that falls `buffer` events behind closes
  * its connection (1013): memory never grows with a reader that stopped reading.
  * Before each event is handed over, the session's credentials are checked when
- * due, and the policy is asked again (an admin made an agent stops here with
- * FORBIDDEN).
+ * due, and the policy is asked again, for the permission the subscription was
+ * made with (an admin made an agent stops here with FORBIDDEN).
  */
 export class EventSubscription implements AsyncIterableIterator<EventEnvelope> {
   private queue: EventEnvelope[] = [];
@@ -29,6 +29,7 @@ export class EventSubscription implements AsyncIterableIterator<EventEnvelope> {
     private readonly types: ReadonlySet<string> | null,
     private readonly buffer: number,
     private readonly onEnd: () => void,
+    private readonly permission: Permission = 'events.read',
   ) {}
 
   offer(event: EventEnvelope): void {
@@ -54,7 +55,7 @@ export class EventSubscription implements AsyncIterableIterator<EventEnvelope> {
         continue;
       }
       try {
-        authorize(this.session.viewer, 'events.read');
+        authorize(this.session.viewer, this.permission);
       } catch (err) {
         this.end();
         throw err;

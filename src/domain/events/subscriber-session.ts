@@ -1,3 +1,4 @@
+import type { Permission } from '../authorization';
 import type { Viewer } from '../auth/viewer';
 import type { EventEnvelope } from './event-log.repository';
 import { EVENT_TYPE_PREFIX } from './event-types';
@@ -53,8 +54,9 @@ export class SubscriberSession {
   }
 
   /** A subscription to the events whose type is in `types` (all when null). */
-  subscribe(types: ReadonlySet<string> | null): EventSubscription {
-    const subscription = new EventSubscription(this, types, this.limits.buffer, () => this.subscriptions.delete(subscription));
+  /** The events of these types (all: null), each handed over only while the viewer has `permission`. */
+  subscribe(types: ReadonlySet<string> | null, permission: Permission = 'events.read'): EventSubscription {
+    const subscription = new EventSubscription(this, types, this.limits.buffer, () => this.subscriptions.delete(subscription), permission);
     if (this.closed) subscription.end();
     else this.subscriptions.add(subscription);
     return subscription;

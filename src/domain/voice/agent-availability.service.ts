@@ -4,7 +4,6 @@ import type { Viewer } from '../auth/viewer';
 import { ForbiddenError, NotFoundError, Validator } from '../errors';
 import { parseId } from '../ids';
 import type { AgentState, AvailabilityRow, CallbackLifecycleRepository } from './callback-lifecycle.repository';
-import { offlineAvailability } from './callback-lifecycle.repository';
 import type { CallbackLifecycleService } from './callback-lifecycle.service';
 import { availabilityDetail } from './voice-details';
 
@@ -49,7 +48,7 @@ export class AgentAvailabilityService {
     v.throwIfAny();
     const next = state as AgentState;
     return this.decisions.decide(scope, actorOf(viewer), async (d) => {
-      const before = await d.lifecycle.ensureAvailability(scope, agentId);
+      const before = (await d.lifecycle.ensureAvailability(scope, agentId)) ?? notFound();
       const via = next === 'offline' ? null : ((input.via as AvailabilityRow['via'] | undefined) ?? before.via ?? 'client');
       if (before.agentState === next && before.via === via) return before;
       const comesOnline = next === 'online' && before.agentState !== 'online';
@@ -80,4 +79,16 @@ export class AgentAvailabilityService {
     if (id === null || !(await this.lifecycle.isAgent(scope, id))) throw new NotFoundError();
     return id;
   }
+}
+
+function notFound(): never {
+  throw new NotFoundError();
+}
+
+/** An agent's availability when they have no row: offline, never counted. */
+function offlineAvailability(userId: bigint): AvailabilityRow {
+  return {
+    userId, agentState: 'offline', callStatus: null, via: null, idleSince: null, onlineSince: null, availableSeconds: 0, offeredRequestId: null,
+    wrapUpSeq: 0, callsAccepted: 0, callsMissed: 0, callbacksCompleted: 0, talkSeconds: 0,
+  };
 }

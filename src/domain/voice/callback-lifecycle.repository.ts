@@ -105,14 +105,6 @@ function toAvailability(r: AvailabilitySqlRow): AvailabilityRow {
   };
 }
 
-/** An agent's availability when they have no row: offline, never counted. */
-export function offlineAvailability(userId: bigint): AvailabilityRow {
-  return {
-    userId, agentState: 'offline', callStatus: null, via: null, idleSince: null, onlineSince: null, availableSeconds: 0, offeredRequestId: null,
-    wrapUpSeq: 0, callsAccepted: 0, callsMissed: 0, callbacksCompleted: 0, talkSeconds: 0,
-  };
-}
-
 /**
  * A change of a request's lifecycle columns: fixed SQL text (`sets`, reading parameters
  * from $5 on: `params`), never values.
@@ -134,9 +126,13 @@ export interface AgentChange {
 export class CallbackLifecycleRepository {
   constructor(private readonly db: TenantSql) {}
 
-  /** Takes the account's lifecycle lock until the transaction ends. */
-  async lockAccount(scope: AccountScope): Promise<void> {
-    await this.db.query(scope, `SELECT pg_advisory_xact_lock(${ADVISORY_LOCKS.callbackLifecycle}, hashtext($1::text))`);
+  /** Takes the account's lifecycle lock until the transaction ends; the account it locked. */
+  async lockAccount(scope: AccountScope): Promise<bigint> {
+    const [row] = await this.db.query<{ account_id: Int8 }>(
+      scope,
+      `SELECT pg_advisory_xact_lock(${ADVISORY_LOCKS.callbackLifecycle}, hashtext($1::text)) AS locked, $1::bigint AS account_id`,
+    );
+    return BigInt(row.account_id);
   }
 
   async settings(scope: AccountScope): Promise<LifecycleSettings | null> {
@@ -234,10 +230,15 @@ export class CallbackLifecycleRepository {
     return rows.map(toAvailability);
   }
 
-  /** The agent's row, made (offline) when missing. */
-  async ensureAvailability(scope: AccountScope, userId: bigint): Promise<AvailabilityRow> {
-    await this.db.query(scope, 'INSERT INTO agent_availabilities (account_id, user_id) VALUES ($1, $2) ON CONFLICT (account_id, user_id) DO NOTHING', [String(userId)]);
-    return (await this.availability(scope, userId, true))!;
+  /** The agent's row, locked, made (offline) when missing; null when the scope's account has no such user. */
+  async ensureAvailability(scope: AccountScope, userId: bigint): Promise<AvailabilityRow | null> {
+    await this.db.query(
+      scope,
+      `INSERT INTO agent_availabilities (account_id, user_id) SELECT u.account_id, u.id FROM users u WHERE u.account_id = $1 AND u.id = $2
+       ON CONFLICT (account_id, user_id) DO NOTHING`,
+      [String(userId)],
+    );
+    return this.availability(scope, userId, true);
   }
 
   async changeAgent(scope: AccountScope, userId: bigint, change: AgentChange): Promise<AvailabilityRow | null> {

@@ -28,7 +28,7 @@ interface Transition {
 
 const agent = (id: bigint | null) => (id === null ? 'no agent' : `agent ${id}`);
 
-const TRANSITIONS: Readonly<Record<CallbackAction, Transition>> = {
+export const TRANSITIONS: Readonly<Record<CallbackAction, Transition>> = {
   offer: { from: ['queued'], to: 'offered', event: 'callback_request.offered', reason: null, describe: (a) => `Offered to ${agent(a)}` },
   miss: { from: ['offered'], to: 'queued', event: 'callback_request.requeued', reason: 'missed', describe: (a) => `Offer to ${agent(a)} expired: back in the queue` },
   decline: { from: ['offered'], to: 'queued', event: 'callback_request.requeued', reason: 'declined', describe: (a) => `Declined by ${agent(a)}: back in the queue` },

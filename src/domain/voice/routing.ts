@@ -30,7 +30,7 @@ export interface Offer {
 }
 
 /** An agent may take a request routed to these groups: a member of one of them, or any agent when there are none. */
-function eligible(agent: RoutableAgent, request: QueuedRequest): boolean {
+export function eligible(agent: RoutableAgent, request: QueuedRequest): boolean {
   return request.routedGroupIds.length === 0 || request.routedGroupIds.some((g) => agent.groupIds.includes(g));
 }
 

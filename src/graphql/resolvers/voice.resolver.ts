@@ -1,9 +1,8 @@
 import { Arg, Ctx, ID, Mutation, Query, Resolver, Root, Subscription, type SubscribeResolverData } from 'type-graphql';
-import { authorize } from '../../domain/authorization';
+import { accountScope, authorize } from '../../domain/authorization';
 import { BadRequestError } from '../../domain/errors';
 import type { EventEnvelope } from '../../domain/events/event-log.repository';
 import { eventType, EVENT_NAMES, type EventName } from '../../domain/events/event-types';
-import { accountScope } from '../../domain/authorization';
 import { Allow } from '../auth-checker';
 import type { GraphQLContext } from '../context';
 import { CallbackRequest } from '../types/callback-request.types';
@@ -24,7 +23,7 @@ function feed(names: readonly EventName[]) {
     const session = context.subscriber;
     if (!session) throw overHttp();
     authorize(context.viewer, 'callbackRequests.read');
-    return session.subscribe(new Set(names.map(eventType)));
+    return session.subscribe(new Set(names.map(eventType)), 'callbackRequests.read');
   };
 }
 
