@@ -75,6 +75,21 @@ describe('routing (docs/api.md, "The callback lifecycle")', () => {
     );
   });
 
+  it('never hands a request back, in the same decision, to the agent who has just declined or missed it', () => {
+    fc.assert(
+      fc.property(queueArb, agentsArb, fc.nat(), fc.nat(), (queue: QueuedRequest[], agents: RoutableAgent[], r, a) => {
+        if (queue.length === 0 || agents.length === 0) return;
+        const held = { requestId: queue[r % queue.length].id, agentId: agents[a % agents.length].id };
+        const offers = route(queue, agents, held);
+        expect(offers.some((o) => o.requestId === held.requestId && o.agentId === held.agentId)).toBe(false);
+      }),
+      { numRuns: 500 },
+    );
+    // the only eligible agent declined: nobody gets it now
+    const only: RoutableAgent = { id: 7n, groupIds: [], free: true, idleSince: null };
+    expect(route([{ id: 1n, routedGroupIds: [], offeredAgentIds: [7n] }], [only], { requestId: 1n, agentId: 7n })).toEqual([]);
+  });
+
   it('routes a request without groups to any agent, and one with groups to members of one of them', () => {
     const agent = (id: bigint, groupIds: bigint[]): RoutableAgent => ({ id, groupIds, free: true, idleSince: new Date(Number(id)) });
     expect(route([{ id: 1n, routedGroupIds: [], offeredAgentIds: [] }], [agent(5n, [])])).toEqual([{ requestId: 1n, agentId: 5n, newRound: false }]);

@@ -220,7 +220,8 @@ export class CallbackRequestRepository {
       `SELECT (SELECT avg(EXTRACT(EPOCH FROM r.completed_at - r.dialing_at))::float8 FROM (
                  SELECT c.completed_at, c.dialing_at FROM callback_requests c
                   WHERE c.account_id = $1 AND c.status = 'completed' AND c.dialing_at IS NOT NULL ORDER BY c.id DESC LIMIT 20) r) AS handle,
-              (SELECT count(*)::int FROM agent_availabilities a WHERE a.account_id = $1 AND a.agent_state = 'online') AS online`,
+              (SELECT count(*)::int FROM agent_availabilities a JOIN users u ON u.account_id = a.account_id AND u.id = a.user_id
+                WHERE a.account_id = $1 AND a.agent_state = 'online' AND u.active AND u.role IN ('agent', 'admin')) AS online`,
     );
     return { handleSeconds: row.handle === null ? null : Number(row.handle), agentsOnline: row.online };
   }

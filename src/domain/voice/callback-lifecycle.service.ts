@@ -109,7 +109,7 @@ export class CallbackLifecycleService {
       const request = (await d.lifecycle.find(d.scope, id, true)) ?? notFound();
       this.mustBeOffered(request, viewer, 'decline');
       const queued = await this.requeueOffer(d, request, 'decline');
-      await this.route(d);
+      await this.route(d, { requestId: request.id, agentId: viewer.userId });
       return queued;
     });
   }
@@ -184,7 +184,7 @@ export class CallbackLifecycleService {
       const request = await d.lifecycle.find(d.scope, requestId, true);
       if (!request || request.status !== 'offered' || request.offerSeq !== offerSeq) return; // taken, declined or withdrawn meanwhile
       await this.requeueOffer(d, request, 'miss');
-      await this.route(d);
+      await this.route(d, { requestId: request.id, agentId: request.agentId! });
     });
   }
 
@@ -212,12 +212,14 @@ export class CallbackLifecycleService {
   /**
    * One routing decision: the free agents and the routable queue, read under the lock;
    * route() picks; each offer moves its request, marks its agent, and sets its timer.
+   * `held`: the agent who has just declined or missed a request does not get it back now
+   * (with no other agent eligible, the next decision or the sweep offers it again).
    */
-  async route(d: Decision): Promise<number> {
+  async route(d: Decision, held?: { requestId: bigint; agentId: bigint }): Promise<number> {
     const agents = await d.lifecycle.onlineAgents(d.scope);
     if (!agents.some((a) => a.free)) return 0;
     const queue = await d.lifecycle.routable(d.scope, ROUTING_WINDOW);
-    const offers = route(queue, agents);
+    const offers = route(queue, agents, held);
     for (const offer of offers) {
       const request = (await d.lifecycle.find(d.scope, offer.requestId, true))!;
       const offered = await this.apply(d, request, 'offer', {

@@ -47,16 +47,20 @@ function idleLongest(agents: RoutableAgent[]): RoutableAgent {
  * goes to the eligible free agent idle longest among those not offered it in this round.
  * When every eligible online agent (free or not) was offered it, a new round begins; while
  * some eligible agent has not been offered it yet but is busy, the request waits for them.
- * At most one offer per agent and one per request.
+ * At most one offer per agent and one per request. `held`: a request and the agent who has
+ * just declined or missed it, who does not get it back in this decision (a later one may,
+ * in a new round).
  */
-export function route(queue: readonly QueuedRequest[], agents: readonly RoutableAgent[]): Offer[] {
+export function route(queue: readonly QueuedRequest[], agents: readonly RoutableAgent[], held?: { requestId: bigint; agentId: bigint }): Offer[] {
   const taken = new Set<bigint>();
   const offers: Offer[] = [];
   let freeLeft = agents.filter((a) => a.free).length;
   for (const request of queue) {
     if (freeLeft === 0) break;
     const candidates = agents.filter((a) => eligible(a, request));
-    const free = candidates.filter((a) => a.free && !taken.has(a.id));
+    // an agent who has just declined or missed the request is not handed it back in the same decision
+    const heldBack = (a: RoutableAgent) => held !== undefined && held.requestId === request.id && held.agentId === a.id;
+    const free = candidates.filter((a) => a.free && !taken.has(a.id) && !heldBack(a));
     if (free.length === 0) continue;
     const offered = new Set(request.offeredAgentIds);
     const fresh = free.filter((a) => !offered.has(a.id));

@@ -39,7 +39,7 @@ export class VoiceStatsRepository {
     const [row] = await this.db.query<{ online: number; waiting: number; avg: number | null; longest: number | null }>(
       scope,
       `SELECT (SELECT count(*)::int FROM agent_availabilities a JOIN users u ON u.account_id = a.account_id AND u.id = a.user_id
-                WHERE a.account_id = $1 AND a.agent_state = 'online' AND u.active) AS online,
+                WHERE a.account_id = $1 AND a.agent_state = 'online' AND u.active AND u.role IN ('agent', 'admin')) AS online,
               count(*)::int AS waiting,
               avg(EXTRACT(EPOCH FROM now() - c.created_at))::float8 AS avg,
               max(EXTRACT(EPOCH FROM now() - c.created_at))::float8 AS longest
