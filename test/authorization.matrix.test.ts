@@ -159,7 +159,11 @@ const RULES: Record<string, TypeRules> = {
   WebhookTestResponse: { inherit: 'status body error' },
   WebhookInvocationAttempt: { inherit: 'id invocationId startedAt durationMs statusCode error response' },
   // live events (over WebSocket: test/subscriptions.test.ts runs this gate for each kind of caller it names)
-  Subscription: { inherit: '', gates: { accountEvents: read('admin') } },
+  // the typed feeds of dashboards: agents and admins (test/voice-subscriptions.test.ts runs them over graphql-ws)
+  Subscription: {
+    inherit: '',
+    gates: { accountEvents: read('admin'), callbackRequestUpdated: read('agent'), queueActivityUpdated: read('agent'), agentAvailabilityChanged: read('agent') },
+  },
   AccountEvent: { inherit: 'id type subject time detail event zendeskEventVersion' },
 };
 
@@ -549,6 +553,8 @@ describe('authorization matrix: every field path up to depth 3 × every kind of 
  */
 function mayBeEmpty(path: string[], principal: Principal): boolean {
   if (path[0] === 'createOAuthClient' && path[1] === 'tokens') return true;
+  // a request just created has no history yet
+  if (path[0] === 'createCallbackRequest' && path[1] === 'history') return true;
   return principal === 'impersonated' && path[0] === 'currentOAuthToken' && path[1] === 'user' && path.length > 2;
 }
 

@@ -69,7 +69,11 @@ describe('CLI and server on one database (docs/api.md, "Operations")', () => {
   it('account create prints the account with a numeric id', async () => {
     const account = parseOutput(await cli('account', 'create', '--name', 'acme'));
     // the subdomain, not given, is the name's slug
-    expect(account).toEqual({ id: expect.any(Number), name: 'acme', subdomain: 'acme', omnichannelRouting: false, createdAt: expect.stringMatching(/^\d{4}-\d\d-\d\dT/), updatedAt: null });
+    // with the callback lifecycle's settings at their defaults (docs/api.md, "Account settings")
+    expect(account).toEqual({
+      id: expect.any(Number), name: 'acme', subdomain: 'acme', omnichannelRouting: false, callbackOfferTimeout: 30, callbackRetryDelay: 120, callbackMaxAttempts: 3,
+      wrapUpTime: 0, createdAt: expect.stringMatching(/^\d{4}-\d\d-\d\dT/), updatedAt: null,
+    });
     accountId = account.id;
   });
 

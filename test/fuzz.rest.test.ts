@@ -222,7 +222,7 @@ function bodySpecs(fx: FuzzFixture): Record<string, BodySpec | 'ignored'> {
     'POST /channels/voice/callback_requests/:id/accept': 'ignored',
     'POST /channels/voice/callback_requests/:id/decline': 'ignored',
     // outcome is a flat body ({"outcome": …}); the wrapper form is accepted as any unknown field is: ignored
-    'POST /channels/voice/callback_requests/:id/outcome': { wrapper: 'outcome_report', fields: outcomeFields },
+    'POST /channels/voice/callback_requests/:id/outcome': { wrapper: 'callback_request', fields: outcomeFields },
     'DELETE /channels/voice/callback_requests/:id': 'ignored',
     'PUT /channels/voice/availabilities/:id': { wrapper: 'availability', fields: availabilityFields },
     'POST /webhooks': { wrapper: 'webhook', fields: webhookFields },
