@@ -662,7 +662,8 @@ How: one built service process (\`node dist/src/main.js\`, NODE_ENV=production, 
 statement counter, WEBHOOK_ALLOW_PRIVATE_ENDPOINTS=true, CALLBACK_RATE_WINDOW_SECONDS=1, its job engine on) on a
 database of its own; three accounts seeded in SQL (bench/voice.ts), one per measurement, offers expiring after 600 s
 (no expiry timer runs during the run); the subscribers, the webhook receiver and the agents are in the benchmark's
-process; autocannon in a separate process (bench/load.ts).
+process; autocannon in a separate process (bench/load.ts). What the figures mean and what was changed for them:
+bench/tuning-log.md, "The callback lifecycle".
 `;
 }
 
