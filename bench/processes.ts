@@ -1,7 +1,10 @@
 // The benchmark's processes: the servers it starts (service, references, workers), its
 // load processes and its throwaway PostgreSQL, all stopped when it exits, however it exits.
 import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
+import type { LoadResult, LoadSpec } from './load';
 import { freePort, waitForHttp } from './net';
 import { startPostgres, type ThrowawayPostgres } from './postgres';
 
@@ -81,3 +84,27 @@ export async function startServer(name: string, script: string, env: Record<stri
   };
 }
 
+
+/** Runs one load process (bench/load.ts, autocannon) with its spec in a file of `tmp`; resolves with its JSON result. */
+export function runLoader(spec: LoadSpec, tmp: string): Promise<LoadResult & { issued: number }> {
+  const file = path.join(tmp, `spec-${randomBytes(4).toString('hex')}.json`);
+  writeFileSync(file, JSON.stringify(spec));
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [path.join(__dirname, 'load.js'), file], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+    children.add(child);
+    let out = '';
+    let err = '';
+    child.stdout.on('data', (d: Buffer) => (out += String(d)));
+    child.stderr.on('data', (d: Buffer) => (err += String(d)));
+    child.once('close', (code) => {
+      children.delete(child);
+      rmSync(file, { force: true });
+      if (code !== 0) return reject(new Error(`load process failed (${code}): ${err}`));
+      try {
+        resolve(JSON.parse(out.trim().split('\n').pop() ?? ''));
+      } catch {
+        reject(new Error(`load process printed no result: ${out}${err}`));
+      }
+    });
+  });
+}

@@ -3,7 +3,9 @@
 // production process, the reference servers: ceiling, floor, list floor), seeds
 // the data, runs the scenarios alternating with the references round after round,
 // at each of two loads (load from a separate autocannon process), and writes
-// bench/results/latest.{md,json} and ratios.svg.
+// bench/results/latest.{md,json} and ratios.svg. Then the events (bench/events.ts) and the
+// callback lifecycle (bench/voice.ts), each on a database of its own (with --only: when named,
+// `--only events`, `--only voice`).
 //
 //   npm run bench                    full run (100,000 tokens, 3 rounds of 6 s at 10 and at 50 connections; ~16 min)
 //   npm run bench -- --quick         a few minutes (3 rounds of 1 s)
@@ -13,7 +15,6 @@
 //            into <out>/profiles), --executor compiled|interpreter (the service's GraphQL executor),
 //            --node-args '<options>' (the service's node options; its output is kept in <out>/service.log),
 //            --heap-sampling (what each scenario allocates, garbage included: <out>/profiles/*.heapprofile), --out DIR
-import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
@@ -25,8 +26,9 @@ import { applyMigrations } from '../src/db/schema-engine';
 import type { CursorCodec } from '../src/domain/pagination';
 import { createServices } from '../src/domain/services';
 import type { LoadResult, LoadSpec, RequestVariant } from './load';
-import { children, cleanupSync, startServer, throwawayPostgres, type Server } from './processes';
+import { cleanupSync, runLoader, startServer, throwawayPostgres, type Server } from './processes';
 import { eventsOptions, runEventsBench } from './events';
+import { runVoiceBench, voiceOptions } from './voice';
 import { median } from './stats';
 import { BENCH_CLIENT, REQUESTER_PHONE, refreshTokenText, seed, tokenText, type Fixture } from './seed';
 import { TARGETS, writeReport, type BenchReport, type CellResult, type LoadFigures, type ReferenceKey, type ReferenceSummary, type ScenarioSummary } from './report';
@@ -122,30 +124,6 @@ function parseArgs(argv: string[]): Options {
 }
 
 // ---------------------------------------------------------------- processes
-
-/** Runs one load process; resolves with its JSON result. */
-function runLoader(spec: LoadSpec, tmp: string): Promise<LoadResult & { issued: number }> {
-  const file = path.join(tmp, `spec-${randomBytes(4).toString('hex')}.json`);
-  writeFileSync(file, JSON.stringify(spec));
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [path.join(__dirname, 'load.js'), file], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
-    children.add(child);
-    let out = '';
-    let err = '';
-    child.stdout.on('data', (d: Buffer) => (out += String(d)));
-    child.stderr.on('data', (d: Buffer) => (err += String(d)));
-    child.once('close', (code) => {
-      children.delete(child);
-      rmSync(file, { force: true });
-      if (code !== 0) return reject(new Error(`load process failed (${code}): ${err}`));
-      try {
-        resolve(JSON.parse(out.trim().split('\n').pop() ?? ''));
-      } catch {
-        reject(new Error(`load process printed no result: ${out}${err}`));
-      }
-    });
-  });
-}
 
 /** Resident set size of a process (Linux /proc), in bytes; undefined elsewhere. */
 function rssOf(pid: number | undefined, field: 'VmRSS' | 'VmHWM' = 'VmRSS'): number | undefined {
@@ -589,10 +567,10 @@ async function main(): Promise<void> {
     const files = writeReport(report, opts.out, path.join(ROOT, 'bench/tuning-log.md'));
     log(`report: ${files.join(', ')} (${report.meta.totalSeconds.toFixed(0)} s in all, ${minutes(expected)} expected)`);
     // what events cost and how fast they leave (bench/events.ts), on a database of its own beside this one
-    if (chooses(opts, 'events')) {
-      for (const s of [service, ceiling, floor, listFloor]) await s.stop();
-      await runEventsBench(eventsOptions(opts.mode, opts.out), log);
-    }
+    for (const s of [service, ceiling, floor, listFloor]) await s.stop();
+    if (chooses(opts, 'events')) await runEventsBench(eventsOptions(opts.mode, opts.out), log);
+    // the callback lifecycle (bench/voice.ts): offer latency, dispatch throughput, the queue read against the list floor
+    if (chooses(opts, 'voice')) await runVoiceBench(voiceOptions(opts.mode, opts.out), log);
   } finally {
     rmSync(tmp, { recursive: true, force: true });
     cleanupSync();

@@ -46,7 +46,8 @@ export interface Fixture {
   seconds: number;
 }
 
-const hmac = (key: string, value: string) => createHmac('sha256', Buffer.from(key, 'utf8')).update(value, 'utf8').digest('hex');
+/** A token's hash as the service stores it: HMAC-SHA-256 under HASH_KEY, hex. */
+export const hmac = (key: string, value: string) => createHmac('sha256', Buffer.from(key, 'utf8')).update(value, 'utf8').digest('hex');
 const CHUNK = 100_000;
 
 export async function seed(options: SeedOptions): Promise<Fixture> {

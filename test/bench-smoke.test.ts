@@ -8,8 +8,9 @@ import { ensureBuilt, ROOT, tempDir } from './helpers/processes';
 // (database, seed, service, references, autocannon, report) on tiny data. It
 // judges no number: CI machines are too noisy for that.
 
-// Two loads (10 and 50 connections) measure every scenario and reference twice.
-jest.setTimeout(300_000);
+// Two loads (10 and 50 connections) measure every scenario and reference twice; then
+// the events and the callback lifecycle, each on a database of its own.
+jest.setTimeout(360_000);
 
 const SCENARIOS = ['1', '2', '3', '4a', '4b', '5', '6', '7', '9', '10', '11', '8'];
 const LOADS = [10, 50];
@@ -29,7 +30,7 @@ describeOnPostgres('npm run bench -- --smoke', () => {
       execFile(
         process.execPath,
         [path.join(ROOT, 'dist/bench/run.js'), '--smoke', '--out', out.path],
-        { cwd: ROOT, env: { PATH: process.env.PATH, HOME: process.env.HOME, BENCH_DATABASE_URL: db.url }, timeout: 280_000, maxBuffer: 16 * 2 ** 20 },
+        { cwd: ROOT, env: { PATH: process.env.PATH, HOME: process.env.HOME, BENCH_DATABASE_URL: db.url }, timeout: 340_000, maxBuffer: 16 * 2 ** 20 },
         (err, stdout, stderr) => resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
       );
     });
@@ -107,5 +108,28 @@ describeOnPostgres('npm run bench -- --smoke', () => {
     const md = readFileSync(path.join(out.path, 'events.md'), 'utf8');
     expect(md).toMatch(/^\| events delivered per second to a local receiver \(100 committed, one worker process drains them\) \| \*\*\d+\/s\*\*/m);
     expect(md).toMatch(/not judged \(smoke\)/);
+  });
+
+  it('then measures the callback lifecycle (bench/voice.ts): offer latency on each path, the queue read against the list floor, dispatch; voice.{json,md}', () => {
+    expect(run.stdout).toMatch(/offer latency: 5 offers/);
+    const report = JSON.parse(readFileSync(path.join(out.path, 'voice.json'), 'utf8'));
+    expect(report.meta).toMatchObject({ mode: 'smoke', judged: false });
+    // every offer reached both subscriptions and the webhook
+    expect(report.latency.offers).toBe(5);
+    for (const p of ['put', 'accountEvents', 'callbackRequestUpdated', 'webhook']) expect({ p, ms: report.latency[p].p50 > 0 }).toEqual({ p, ms: true });
+    // the page read is 100 queued requests; every request of the load succeeded, at each load
+    expect(report.queueRead).toMatchObject({ queued: 150, rows: 100, rounds: 1 });
+    expect(report.queueRead.loads.map((l: { connections: number }) => l.connections)).toEqual(LOADS);
+    for (const l of report.queueRead.loads) {
+      expect({ c: l.connections, non2xx: l.non2xx, errors: l.errors }).toEqual({ c: l.connections, non2xx: 0, errors: 0 });
+      for (const field of ['rps', 'listFloorRps', 'vsListFloor', 'sqlPerRequest']) expect({ field, ok: l[field] > 0 }).toEqual({ field, ok: true });
+    }
+    // each of the 50 queued requests was offered once (events and history rows agree) and completed; none failed
+    expect(report.dispatch.runs).toEqual([expect.objectContaining({ offered: 50, historyOffered: 50, completed: 50, failed: 0, reoffered: 0 })]);
+    expect(report.dispatch.offersPerSecond).toBeGreaterThan(0);
+    const md = readFileSync(path.join(out.path, 'voice.md'), 'utf8');
+    expect(md).toMatch(/^\| graphql-ws `accountEvents` \(the event envelope\) \| \*\*[\d.]+ ms\*\* \(p95 [\d.]+, max [\d.]+\) \| ≤ 50 ms median \| not judged \(smoke\) \|$/m);
+    expect(md).toMatch(/^\| 50 \| [\d]+ \| [\d.]+ \| [\d.]+ \| [\d]+ \([\d.]+\) \| \*\*[\d.]+\*\* \| [\d.]+ \| ≥ 0\.60 × list floor \| not judged \(smoke\) \|$/m);
+    expect(md).toMatch(/^\| 1 \| 50 \/ 50 \| [\d.]+ \| \d+ \| \d+ \| 50 \(\d+\/s\) \| 0 \| 0 \|$/m);
   });
 });

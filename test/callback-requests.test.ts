@@ -268,8 +268,11 @@ describe('voice callback requests (docs/api.md, "Voice callback requests")', () 
       expect(first.pageInfo).toMatchObject({ hasNextPage: true, hasPreviousPage: false, endCursor: first.edges[1].cursor });
       const rest = await list({ first: 2, after: first.pageInfo.endCursor });
       expect(rest.edges.map((e: { node: { id: string } }) => e.node.id)).toEqual(ids.slice(2, 4));
+      // a later page counts the whole queue ahead of its rows, not the page
+      expect(rest.edges.map((e: { node: { queuePosition: number | null } }) => e.node.queuePosition)).toEqual([1, 2]);
       const last = await list({ first: 2, after: rest.pageInfo.endCursor });
       expect(last.edges.map((e: { node: { id: string } }) => e.node.id)).toEqual(ids.slice(4));
+      expect(last.edges.map((e: { node: { queuePosition: number | null } }) => e.node.queuePosition)).toEqual([2]);
       expect(last.pageInfo.hasNextPage).toBe(false);
     });
 

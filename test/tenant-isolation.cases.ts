@@ -132,8 +132,13 @@ export const CASES: Record<string, IsolationCase> = {
     run: (r, c, t) => r.lookups(scope(c), t.phoneId, [t.groupId]),
     nothing: (res) => expect({ phone: res.phone_found, groups: res.found_group_ids }).toEqual({ phone: false, groups: [] }),
   },
-  'CallbackRequestRepository.list': { run: (r, c, t) => r.list(scope(c), { phoneNumberId: t.phoneId, size: 10 }), nothing: { records: [], hasNextPage: false, totalCount: 0 } },
-  'CallbackRequestRepository.queuePositions': { run: (r, c, t) => r.queuePositions(scope(c), [{ id: String(t.callbackId), status: 'queued' }]), nothing: [null] },
+  'CallbackRequestRepository.list': {
+    run: async (r, c, t) => {
+      const { records, hasNextPage, count } = await r.list(scope(c), { phoneNumberId: t.phoneId, size: 10 });
+      return { records, hasNextPage, totalCount: await count() };
+    },
+    nothing: { records: [], hasNextPage: false, totalCount: 0 },
+  },
   'CallbackRequestRepository.openOfPhoneNumber': { run: (r, c, t) => r.openOfPhoneNumber(scope(c), t.phoneId), nothing: [] },
   'CallbackRequestRepository.find': { run: (r, c, t) => r.find(scope(c), t.callbackId), nothing: null },
   'CallbackRequestRepository.history': { run: (r, c, t) => r.history(scope(c), [t.callbackId]), nothing: (res, t) => expect(res.get(String(t.callbackId))).toEqual([]) },

@@ -88,12 +88,34 @@ interface SqlRow {
   attempts: number;
   updated_at: Date | null;
   completed_at: Date | null;
+  /** queued requests of the same phone number ahead of this one; null unless queued (withQueuePositions) */
+  ahead: number | null;
 }
 const COLUMNS = `c.id, c.account_id, c.phone_number_id, c.requester_phone_number,
   COALESCE(c.requested_group_ids, '{}')::text[] AS requested_group_ids, COALESCE(c.routed_group_ids, '{}')::text[] AS routed_group_ids,
   c.status::text AS status, c.created_by_id, c.created_at, c.agent_id, c.attempts, c.updated_at, c.completed_at`;
 
-function toRecord(r: SqlRow, queuePosition: number | null): CallbackRequestRecord {
+/**
+ * A read of some of the scope's requests (\`select\`: COLUMNS of \`c\`), each queued one with the
+ * queued requests of its phone number ahead of it, in the same statement: the queued requests
+ * of the rows' numbers up to the last queued row are numbered in one ordered pass (index
+ * (account_id, phone_number_id, status, id)), so a page costs its queue up to its last row once. (A count per
+ * row, in a statement of its own after the page, read that queue again for every row: a
+ * quadratic cost in a long queue, and one more round trip per read.)
+ */
+function withQueuePositions(select: string): string {
+  return `WITH page AS (${select}),
+  ahead AS (
+    SELECT q.id, (row_number() OVER (PARTITION BY q.phone_number_id ORDER BY q.id))::int - 1 AS ahead
+      FROM callback_requests q
+     WHERE q.account_id = $1 AND q.status = 'queued'
+       AND q.phone_number_id IN (SELECT p.phone_number_id FROM page p WHERE p.status = 'queued')
+       AND q.id <= (SELECT max(p.id) FROM page p WHERE p.status = 'queued')
+  )
+  SELECT page.*, ahead.ahead FROM page LEFT JOIN ahead ON ahead.id = page.id ORDER BY page.id`;
+}
+
+function toRecord(r: SqlRow): CallbackRequestRecord {
   return {
     id: BigInt(r.id),
     accountId: BigInt(r.account_id),
@@ -102,7 +124,7 @@ function toRecord(r: SqlRow, queuePosition: number | null): CallbackRequestRecor
     requestedGroupIds: r.requested_group_ids.map(BigInt),
     routedGroupIds: r.routed_group_ids.map(BigInt),
     status: r.status as CallbackRequestStatus,
-    queuePosition,
+    queuePosition: r.ahead === null ? null : r.ahead + 1,
     createdById: r.created_by_id === null ? null : BigInt(r.created_by_id),
     createdAt: r.created_at,
     agentId: r.agent_id === null ? null : BigInt(r.agent_id),
@@ -151,8 +173,8 @@ export class CallbackRequestRepository {
     return row;
   }
 
-  /** A page of the scope's requests, id ascending (queue order), with the filter's total. */
-  async list(scope: AccountScope, query: CallbackRequestQuery): Promise<{ records: CallbackRequestRecord[]; hasNextPage: boolean; totalCount: number }> {
+  /** A page of the scope's requests, id ascending (queue order), and the filter's total (counted when asked for: REST's pages do not show it). */
+  async list(scope: AccountScope, query: CallbackRequestQuery): Promise<{ records: CallbackRequestRecord[]; hasNextPage: boolean; count: () => Promise<number> }> {
     // parameters after the account's ($1, bound by TenantSql): $2, $3, …
     const filter: unknown[] = [];
     let where = 'c.account_id = $1';
@@ -175,21 +197,17 @@ export class CallbackRequestRepository {
       pageWhere += ` AND c.id > $${paging.length + 1}`;
     }
     paging.push(query.size + 1);
-    const [rows, [counted]] = await Promise.all([
-      this.db.query<SqlRow>(scope, `SELECT ${COLUMNS} FROM callback_requests c WHERE ${pageWhere} ORDER BY c.id LIMIT $${paging.length + 1}`, paging),
-      this.db.query<{ n: Int8 }>(scope, `SELECT count(*) AS n FROM callback_requests c WHERE ${where}`, filter),
-    ]);
-    const page = rows.slice(0, query.size);
-    const positions = await this.queuePositions(scope, page);
-    return { records: page.map((r, i) => toRecord(r, positions[i])), hasNextPage: rows.length > query.size, totalCount: Number(counted.n) };
+    const rows = await this.db.query<SqlRow>(
+      scope, withQueuePositions(`SELECT ${COLUMNS} FROM callback_requests c WHERE ${pageWhere} ORDER BY c.id LIMIT $${paging.length + 1}`), paging,
+    );
+    const count = async () => Number((await this.db.query<{ n: Int8 }>(scope, `SELECT count(*) AS n FROM callback_requests c WHERE ${where}`, filter))[0].n);
+    return { records: rows.slice(0, query.size).map(toRecord), hasNextPage: rows.length > query.size, count };
   }
 
   /** A request of the scope, with its queue position; null when there is none. */
   async find(scope: AccountScope, id: bigint): Promise<CallbackRequestRecord | null> {
-    const [row] = await this.db.query<SqlRow>(scope, `SELECT ${COLUMNS} FROM callback_requests c WHERE c.account_id = $1 AND c.id = $2`, [String(id)]);
-    if (!row) return null;
-    const [position] = await this.queuePositions(scope, [row]);
-    return toRecord(row, position);
+    const [row] = await this.db.query<SqlRow>(scope, withQueuePositions(`SELECT ${COLUMNS} FROM callback_requests c WHERE c.account_id = $1 AND c.id = $2`), [String(id)]);
+    return row ? toRecord(row) : null;
   }
 
   /** The history of these requests of the scope, oldest first, by request id. */
@@ -224,28 +242,6 @@ export class CallbackRequestRepository {
                 WHERE a.account_id = $1 AND a.agent_state = 'online' AND u.active AND u.role IN ('agent', 'admin')) AS online`,
     );
     return { handleSeconds: row.handle === null ? null : Number(row.handle), agentsOnline: row.online };
-  }
-
-  /**
-   * 1 + the queued requests of the same phone number with a smaller id, for
-   * each queued row (null otherwise): one statement, one index range count per row.
-   */
-  private async queuePositions(scope: AccountScope, rows: SqlRow[]): Promise<(number | null)[]> {
-    const queued = rows.filter((r) => r.status === 'queued').map((r) => String(r.id));
-    if (queued.length === 0) return rows.map(() => null);
-    const found = await this.db.query<{ id: string | bigint; ahead: number }>(
-      scope,
-      `SELECT c.id, (
-         SELECT count(*)::int FROM callback_requests q
-          WHERE q.account_id = c.account_id AND q.phone_number_id = c.phone_number_id
-            AND q.status = 'queued' AND q.id < c.id
-       ) AS ahead
-         FROM callback_requests c
-        WHERE c.account_id = $1 AND c.id = ANY($2::bigint[])`,
-      [queued],
-    );
-    const ahead = new Map(found.map((f) => [String(f.id), f.ahead]));
-    return rows.map((r) => (ahead.has(String(r.id)) ? ahead.get(String(r.id))! + 1 : null));
   }
 
   /**

@@ -34,7 +34,8 @@ export interface CallbackRequestFilter {
 export interface CallbackRequestPage {
   records: CallbackRequestView[];
   hasNextPage: boolean;
-  totalCount: number;
+  /** the filter's total, all pages: a statement of its own, run only when asked for */
+  count: () => Promise<number>;
 }
 
 const RATE_LIMIT_BUCKET = 'callback_requests';
@@ -110,11 +111,11 @@ export class CallbackRequestService {
     };
   }
 
-  /** A page of the account's requests, id ascending (queue order), with the filter's total. */
+  /** A page of the account's requests, id ascending (queue order), and the filter's total. */
   async list(viewer: Viewer, filter: CallbackRequestFilter): Promise<CallbackRequestPage> {
     const phoneNumberId = idFilter(filter.phoneNumberId);
     const agentId = idFilter(filter.agentId);
-    if (phoneNumberId === null || agentId === null) return { records: [], hasNextPage: false, totalCount: 0 };
+    if (phoneNumberId === null || agentId === null) return { records: [], hasNextPage: false, count: async () => 0 };
     const scope = accountScope(viewer);
     const page = await this.requests.list(scope, { phoneNumberId, agentId, status: filter.status, size: filter.size, after: filter.after });
     return { ...page, records: await this.views(scope, page.records) };

@@ -31,10 +31,10 @@ export class CallbackRequestResolver {
   async callbackRequests(@Args(() => CallbackRequestsArgs) args: CallbackRequestsArgs, @Ctx() { viewer, services }: GraphQLContext): Promise<CallbackRequestConnection> {
     const size = pageSize(pageRequest(args, 50));
     const after = args.after ? services.cursors.decode(args.after) : undefined;
-    const { records, hasNextPage, totalCount } = await services.callbackRequests.list(viewer!, {
+    const { records, hasNextPage, count } = await services.callbackRequests.list(viewer!, {
       phoneNumberId: args.phoneNumberId, agentId: args.agentId, status: args.status, size, after,
     });
-    const page = { items: records, hasNextPage, hasPreviousPage: Boolean(args.after), count: async () => totalCount };
+    const page = { items: records, hasNextPage, hasPreviousPage: Boolean(args.after), count };
     return connectionOf(CallbackRequestConnection, services.cursors, page, (r) => CallbackRequest.from(r));
   }
 
