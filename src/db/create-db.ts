@@ -107,13 +107,24 @@ async function createPostgresDb(url: string, poolSize: number, countStatements: 
     migrationFactory: () => wholeScripts(new PrismaPg({ connectionString: url, max: 2 })),
     statementCount: () => statements,
     async transaction(fn, first) {
-      const client = await pool.connect();
       let broken: Error | undefined;
       // A checked-out client has no pool listener: the server ending the session between
       // two statements (a restart, pg_ctl stop) would be an unhandled 'error' event, which
       // ends the process. Noted here, the next statement fails and the client is dropped.
       const onError = (e: Error) => (broken = e);
-      client.on('error', onError);
+      // Attached in pool.connect's callback, which the pool calls the moment it removes its
+      // own listener: `await pool.connect()` would attach it a few microtasks later, and the
+      // pool hands a connection over while pg still parses that connection's last read (the
+      // ReadyForQuery that ended the previous statement, or a new connection's first one).
+      // A FATAL in the same read (the server stopping right after answering; one read on a
+      // loaded machine) was then emitted with no listener, and the process died of it.
+      const client = await new Promise<pg.PoolClient>((resolve, reject) =>
+        pool.connect((err, connected) => {
+          if (err || !connected) return reject(err ?? new Error('the pool gave no connection'));
+          connected.on('error', onError);
+          resolve(connected);
+        }),
+      );
       try {
         // Without parameters, "BEGIN; <first>" is one simple-protocol query.
         await client.query(first ? `BEGIN; ${first}` : 'BEGIN');
