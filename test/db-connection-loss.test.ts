@@ -1,4 +1,5 @@
 import { execFileSync } from 'node:child_process';
+import { connect, createServer, type Server, type Socket } from 'node:net';
 import pg from 'pg';
 import { createDb, type Db } from '../src/db/create-db';
 import { isDatabaseUnavailable } from '../src/db/errors';
@@ -66,8 +67,10 @@ describeOnPostgres('a database session ended by the server', () => {
     await expect(db.sql('SELECT 4 AS four')).resolves.toEqual([{ four: 4 }]);
   });
 
-  it('LISTEN: a lost connection is reconnected, onNotify is called once it is back, and NOTIFY reaches it again', async () => {
-    db = await createDb({ databaseUrl: url, poolSize: 2 });
+  it('LISTEN: a lost connection is reconnected, onNotify is called once it is back, and NOTIFY reaches it again; the loss is logged once', async () => {
+    const logged: string[] = [];
+    const log = { warn: (_: object, msg: string) => logged.push(`warn ${msg}`), info: (_: object, msg: string) => logged.push(`info ${msg}`) };
+    db = await createDb({ databaseUrl: url, poolSize: 2, log });
     const channel = `loss_${process.pid}`;
     const calls: (string | undefined)[] = [];
     const stop = await db.listen(channel, (payload) => calls.push(payload));
@@ -86,11 +89,88 @@ describeOnPostgres('a database session ended by the server', () => {
         await admin.query('SELECT pg_notify($1, $2)', [channel, 'after']);
         while (!calls.includes('after') && Date.now() < until) await sleep(20);
         expect(calls).toEqual([undefined, 'after']);
+        expect(logged).toEqual(['warn LISTEN: connection lost; reconnecting every second', 'info LISTEN: reconnected']);
       } finally {
         await admin.end();
       }
     } finally {
       await stop();
+    }
+  });
+  it('LISTEN through an outage of several seconds: retried every second, said once when lost and once when back, onNotify called once', async () => {
+    // a proxy in front of the server: "down" hangs up every connection, open and new
+    const target = new URL(url);
+    let down = false;
+    let refused = 0;
+    const open = new Set<Socket>();
+    const proxy = createServer((socket) => {
+      if (down) {
+        refused++;
+        return socket.destroy();
+      }
+      const upstream = connect(Number(target.port || 5432), target.hostname);
+      for (const s of [socket, upstream]) {
+        open.add(s);
+        s.on('error', () => s.destroy());
+        s.on('close', () => open.delete(s));
+      }
+      socket.on('close', () => upstream.destroy());
+      upstream.on('close', () => socket.destroy());
+      socket.pipe(upstream).pipe(socket);
+    });
+    const port = await new Promise<number>((resolve) => proxy.listen(0, '127.0.0.1', () => resolve((proxy.address() as { port: number }).port)));
+    const proxied = new URL(url);
+    proxied.hostname = '127.0.0.1';
+    proxied.port = String(port);
+    const logged: string[] = [];
+    const log = { warn: (_: object, msg: string) => logged.push(`warn ${msg}`), info: (_: object, msg: string) => logged.push(`info ${msg}`) };
+    db = await createDb({ databaseUrl: proxied.toString(), poolSize: 1, log });
+    const calls: (string | undefined)[] = [];
+    const stop = await db.listen('outage', (payload) => calls.push(payload));
+    try {
+      down = true;
+      for (const s of open) s.destroy();
+      await sleep(3_500);
+      expect(calls).toEqual([]);
+      expect(refused).toBeGreaterThanOrEqual(2);
+      down = false;
+      const until = Date.now() + 10_000;
+      while (calls.length === 0 && Date.now() < until) await sleep(20);
+      await sleep(200);
+      expect(calls).toEqual([undefined]);
+      expect(logged).toEqual(['warn LISTEN: connection lost; reconnecting every second', 'info LISTEN: reconnected']);
+    } finally {
+      await stop();
+      for (const s of open) s.destroy();
+      await new Promise((r) => proxy.close(r));
+    }
+  });
+});
+
+describe('LISTEN whose first connection fails', () => {
+  let server: Server | undefined;
+  afterEach(async () => {
+    await new Promise((r) => server?.close(r) ?? r(undefined));
+    server = undefined;
+  });
+
+  it('rejects, and leaves no reconnection behind (it would LISTEN for nobody, on a connection nobody can end)', async () => {
+    // a "server" that accepts and hangs up at once: each connection attempt is counted
+    let attempts = 0;
+    server = createServer((socket: Socket) => {
+      attempts++;
+      socket.destroy();
+    });
+    const port = await new Promise<number>((resolve) => server!.listen(0, '127.0.0.1', () => resolve((server!.address() as { port: number }).port)));
+    const db = await createDb({ databaseUrl: `postgresql://postgres@127.0.0.1:${port}/postgres`, poolSize: 1 });
+    try {
+      await expect(db.listen('nobody', () => {})).rejects.toThrow(/Connection terminated/);
+      expect(attempts).toBe(1);
+      // past the reconnection delay (1 s): nothing tried again
+      await sleep(1_500);
+      expect(attempts).toBe(1);
+    } finally {
+      await db.close();
     }
   });
 });
