@@ -147,6 +147,10 @@ async function main(): Promise<void> {
     process.exit(2);
   }
   const log = pino(loggerOptions(config.logLevel));
+  // An uncaught exception or unhandled rejection still ends the process (Node's default: its
+  // state is unknown, and a bug must not be hidden); this only says so in the log, as JSON
+  // with the error, where Node would print a bare stack to stderr.
+  process.on('uncaughtExceptionMonitor', (err, origin) => log.fatal({ err, origin }, `the process dies: ${origin === 'unhandledRejection' ? 'a promise rejected with no handler' : 'an uncaught exception'}`));
   if (cluster.isPrimary) for (const warning of config.warnings) log.warn(warning);
   try {
     if (workerOnly) await runWorker(config, log);
