@@ -32,7 +32,7 @@ async function prepareDatabase(db: Db, services: Services, config: Config, log: 
 }
 
 async function runServer(config: Config, log: pino.Logger, prepare: boolean): Promise<void> {
-  const db = await createDb({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolSize: config.dbPoolSize, countStatements: config.benchMode });
+  const db = await createDb({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolSize: config.dbPoolSize, countStatements: config.benchMode, log });
   const services = createServices({ db, hashKey: config.hashKey, limits: config.limits, webhookAllowPrivateEndpoints: config.webhookAllowPrivateEndpoints });
   if (prepare) await prepareDatabase(db, services, config, log);
   const { fastify } = await buildApp({ db, services, config, logger: loggerOptions(config.logLevel) });
@@ -76,7 +76,7 @@ async function runServer(config: Config, log: pino.Logger, prepare: boolean): Pr
 
 /** `npm run worker`: the background engine alone, no HTTP (beside web-only processes started with --no-worker). */
 async function runWorker(config: Config, log: pino.Logger): Promise<void> {
-  const db = await createDb({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolSize: config.dbPoolSize });
+  const db = await createDb({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolSize: config.dbPoolSize, log });
   const services = createServices({ db, hashKey: config.hashKey, limits: config.limits, webhookAllowPrivateEndpoints: config.webhookAllowPrivateEndpoints });
   await prepareDatabase(db, services, config, log);
   const engine = createJobEngine(db, services, { log, concurrency: config.jobConcurrency });
@@ -101,7 +101,7 @@ async function runWorker(config: Config, log: pino.Logger): Promise<void> {
 
 async function runPrimary(config: Config, log: pino.Logger): Promise<void> {
   // Migrate once here, then fork workers that share the port.
-  const db = await createDb({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolSize: 2 });
+  const db = await createDb({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolSize: 2, log });
   await prepareDatabase(db, createServices({ db, hashKey: config.hashKey, limits: config.limits }), config, log);
   await db.close();
   let stopping = false;
@@ -147,6 +147,10 @@ async function main(): Promise<void> {
     process.exit(2);
   }
   const log = pino(loggerOptions(config.logLevel));
+  // An uncaught exception or unhandled rejection still ends the process (Node's default: its
+  // state is unknown, and a bug must not be hidden); this only says so in the log, as JSON
+  // with the error, where Node would print a bare stack to stderr.
+  process.on('uncaughtExceptionMonitor', (err, origin) => log.fatal({ err, origin }, `the process dies: ${origin === 'unhandledRejection' ? 'a promise rejected with no handler' : 'an uncaught exception'}`));
   if (cluster.isPrimary) for (const warning of config.warnings) log.warn(warning);
   try {
     if (workerOnly) await runWorker(config, log);

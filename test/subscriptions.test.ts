@@ -229,6 +229,45 @@ describe('a reader that stops reading', () => {
   }, 90_000);
 });
 
+describe('the first subscriber of a process while the database is out of reach', () => {
+  let other: TestContext | undefined;
+  afterAll(() => other?.close());
+
+  it('is closed 1013 (the service is temporarily unavailable), with no error logged; the next one listens once the database is back', async () => {
+    other = await createTestApp();
+    const address = await other.app.fastify.listen({ port: 0, host: '127.0.0.1' });
+    const admin = await other.createUser(await other.createAccount(), 'admin');
+    const { token } = await insertToken(other, admin, { scopes: ['read'] });
+    // the feed LISTENs from its first session on: that connection is refused, as in an outage
+    const listen = other.db.listen;
+    other.db.listen = async () => {
+      throw Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' });
+    };
+    const open = (onClosed: (e: { code: number; reason: string }) => void) =>
+      createClient({
+        url: `${address.replace(/^http/, 'ws')}/graphql`, webSocketImpl: WebSocket, connectionParams: { authorization: `Bearer ${token}` }, retryAttempts: 0, lazy: false,
+        onNonLazyError: () => {},
+        on: { closed: (e) => onClosed(e as { code: number; reason: string }) },
+      });
+    let refused: { code: number; reason: string } | undefined;
+    const first = open((e) => (refused = { code: e.code, reason: e.reason }));
+    try {
+      await waitFor(() => refused !== undefined);
+    } finally {
+      await first.dispose();
+    }
+    expect(refused).toEqual({ code: 1013, reason: 'The service is temporarily unavailable' });
+    expect(other.logs.filter((l) => /"level":(50|60)/.test(l))).toEqual([]);
+    other.db.listen = listen;
+    const second = open(() => {});
+    try {
+      await waitFor(() => other!.app.eventFeed.sessionCount === 1);
+    } finally {
+      await second.dispose();
+    }
+  });
+});
+
 async function waitFor(check: () => boolean, ms = 5000): Promise<void> {
   const deadline = Date.now() + ms;
   while (!check()) {

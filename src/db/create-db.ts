@@ -34,13 +34,17 @@ export interface Db {
    * transaction commits), and once more after a lost connection is back (notifications
    * sent meanwhile are gone: the listener looks again). On PostgreSQL it holds a
    * connection of its own, outside the pool. Resolves to a function that stops it.
-   * `payload`: the notification's (absent on the call after a reconnection).
+   * `payload`: the notification's (absent on the call after a reconnection). `onNotify` must
+   * not throw: it runs inside the connection's event handlers.
    */
   listen(channel: string, onNotify: (payload?: string) => void): Promise<() => Promise<void>>;
   /** SQL statements sent so far, for the N+1 tests and bench mode; 0 unless countStatements was set. */
   statementCount(): number;
   close(): Promise<void>;
 }
+
+/** Where the connections of their own (LISTEN, the migration lock) say they lost the server (once per loss) and got it back. */
+type DbLog = { warn(obj: object, msg: string): void; info(obj: object, msg: string): void };
 
 export interface DbOptions {
   /** postgresql://… ; absent = embedded PGlite */
@@ -52,6 +56,8 @@ export interface DbOptions {
   countStatements?: boolean;
   /** an in-memory PGlite starts from this copy of a database (dumpDataDir's): a migrated template in a second, not an initdb and migrations in three */
   loadDataDir?: Blob;
+  /** PostgreSQL: where LISTEN sessions and the migration lock say they lost their connection (the server's logger) */
+  log?: DbLog;
 }
 
 /** The embedded database's own extras. */
@@ -83,10 +89,10 @@ export async function createDb(options: DbOptions & { databaseUrl?: undefined; d
 export async function createDb(options: DbOptions): Promise<Db>;
 export async function createDb(options: DbOptions): Promise<Db> {
   const count = options.countStatements ?? false;
-  return options.databaseUrl ? createPostgresDb(options.databaseUrl, options.poolSize ?? 10, count) : createPgliteDb(options.dataDir ?? '.data', count, options.loadDataDir);
+  return options.databaseUrl ? createPostgresDb(options.databaseUrl, options.poolSize ?? 10, count, options.log) : createPgliteDb(options.dataDir ?? '.data', count, options.loadDataDir);
 }
 
-async function createPostgresDb(url: string, poolSize: number, countStatements: boolean): Promise<Db> {
+async function createPostgresDb(url: string, poolSize: number, countStatements: boolean, log?: DbLog): Promise<Db> {
   let statements = 0;
   // Every statement of the pool goes through Client#query.
   class CountingClient extends pg.Client {
@@ -107,13 +113,24 @@ async function createPostgresDb(url: string, poolSize: number, countStatements: 
     migrationFactory: () => wholeScripts(new PrismaPg({ connectionString: url, max: 2 })),
     statementCount: () => statements,
     async transaction(fn, first) {
-      const client = await pool.connect();
       let broken: Error | undefined;
       // A checked-out client has no pool listener: the server ending the session between
       // two statements (a restart, pg_ctl stop) would be an unhandled 'error' event, which
       // ends the process. Noted here, the next statement fails and the client is dropped.
       const onError = (e: Error) => (broken = e);
-      client.on('error', onError);
+      // Attached in pool.connect's callback, which the pool calls the moment it removes its
+      // own listener: `await pool.connect()` would attach it a few microtasks later, and the
+      // pool hands a connection over while pg still parses that connection's last read (the
+      // ReadyForQuery that ended the previous statement, or a new connection's first one).
+      // A FATAL in the same read (the server stopping right after answering; one read on a
+      // loaded machine) was then emitted with no listener, and the process died of it.
+      const client = await new Promise<pg.PoolClient>((resolve, reject) =>
+        pool.connect((err, connected) => {
+          if (err || !connected) return reject(err ?? new Error('the pool gave no connection'));
+          connected.on('error', onError);
+          resolve(connected);
+        }),
+      );
       try {
         // Without parameters, "BEGIN; <first>" is one simple-protocol query.
         await client.query(first ? `BEGIN; ${first}` : 'BEGIN');
@@ -131,6 +148,9 @@ async function createPostgresDb(url: string, poolSize: number, countStatements: 
     },
     async withMigrationLock(fn) {
       const client = new pg.Client({ connectionString: url });
+      // the session ended by the server (an outage while migrating) is an 'error' event: with no
+      // listener it would end the process rather than fail the start; its statements fail too
+      client.on('error', (err) => log?.warn({ err }, 'migration lock: connection lost'));
       await client.connect();
       try {
         await client.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK_KEY]);
@@ -140,7 +160,7 @@ async function createPostgresDb(url: string, poolSize: number, countStatements: 
         await client.end().catch(() => {});
       }
     },
-    listen: (channel, onNotify) => listenOn(url, channel, onNotify),
+    listen: (channel, onNotify) => listenOn(url, channel, onNotify, log),
     async close() {
       await pool.end().catch(() => {});
     },
@@ -150,20 +170,31 @@ async function createPostgresDb(url: string, poolSize: number, countStatements: 
 const LISTEN_RETRY_MS = 1000;
 
 /** A LISTEN session of its own (never a pooled one: a transaction pooler would hand it to others), reconnected when lost. */
-async function listenOn(url: string, channel: string, onNotify: (payload?: string) => void): Promise<() => Promise<void>> {
+async function listenOn(url: string, channel: string, onNotify: (payload?: string) => void, log?: DbLog): Promise<() => Promise<void>> {
   let client: pg.Client | undefined;
   let stopped = false;
   let retry: NodeJS.Timeout | undefined;
-  const connect = async (first = false): Promise<void> => {
+  /** the connection is lost and being retried (said once, when it was lost) */
+  let down = false;
+  // `first`: the caller's listen() call, whose failure is the caller's (it rejects; the
+  // engine does not start, a subscriber is refused): nothing retries it. Once it listened,
+  // a lost connection is retried every LISTEN_RETRY_MS until it is back or stopped.
+  const connect = async (first: boolean): Promise<void> => {
     const next = new pg.Client({ connectionString: url });
-    const lost = () => {
+    let listening = false;
+    const lost = (err?: Error) => {
       if (client !== next) return;
       client = undefined;
       void next.end().catch(() => {});
-      if (!stopped) retry = setTimeout(() => void connect().then(() => onNotify(), () => {}), LISTEN_RETRY_MS);
+      // a first connection that never listened: listen() rejects, and that is all (a retry
+      // scheduled here would LISTEN later on a connection nobody could end)
+      if (stopped || (first && !listening)) return;
+      if (!down) log?.warn({ err, channel }, 'LISTEN: connection lost; reconnecting every second');
+      down = true;
+      retry = setTimeout(reconnect, LISTEN_RETRY_MS);
     };
     next.on('error', lost);
-    next.on('end', lost);
+    next.on('end', () => lost());
     next.on('notification', (message) => {
       if (message.channel === channel) onNotify(message.payload);
     });
@@ -172,11 +203,24 @@ async function listenOn(url: string, channel: string, onNotify: (payload?: strin
       await next.connect();
       await next.query(`LISTEN "${channel.replace(/"/g, '""')}"`);
     } catch (err) {
-      // the first connection's failure is the caller's (the engine does not start); later ones retry
-      if (first) stopped = true;
-      lost();
+      lost(err as Error);
       throw err;
     }
+    // lost (or stopped) while its LISTEN was answered: not listening
+    if (client !== next) throw new Error(`LISTEN "${channel}": the connection was lost while it started`);
+    listening = true;
+  };
+  const reconnect = () => {
+    connect(false).then(
+      () => {
+        if (down) log?.info({ channel }, 'LISTEN: reconnected');
+        down = false;
+        // what was notified meanwhile is gone: the listener looks again
+        onNotify();
+      },
+      // lost() has scheduled the next attempt (or it was stopped); the loss was logged once
+      () => {},
+    );
   };
   await connect(true);
   return async () => {

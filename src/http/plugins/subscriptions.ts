@@ -67,15 +67,19 @@ export function subscriptionsHandler(options: SubscriptionsOptions): WebsocketHa
         socket.close(c.code, c.reason);
         return false;
       };
+      // a domain error (the database out of reach included: 1013) closes with its code; anything else is a bug (4500 "Internal error", logged)
+      const refuse = (err: unknown) => {
+        const domain = asDomainError(err);
+        if (!domain) log.error({ err }, 'graphql subscription connection_init');
+        return close(CONNECT_CLOSE[domain?.code ?? ''] ?? { code: CloseCode.InternalServerError, reason: 'Internal error' });
+      };
       const authorization = credentialsOf(ctx.connectionParams);
       if (!authorization) return close(NO_CREDENTIALS);
       let viewer;
       try {
         viewer = await buildContext.authenticateWith(request, authorization);
       } catch (err) {
-        const domain = asDomainError(err);
-        if (!domain) log.error({ err }, 'graphql subscription connection_init');
-        return close(CONNECT_CLOSE[domain?.code ?? ''] ?? { code: CloseCode.InternalServerError, reason: 'Internal error' });
+        return refuse(err);
       }
       if (!viewer) return close(NO_CREDENTIALS);
       const session = new SubscriberSession({
@@ -88,7 +92,13 @@ export function subscriptionsHandler(options: SubscriptionsOptions): WebsocketHa
         },
         limits: options.subscriptionLimits,
       });
-      await feed.join(session);
+      try {
+        // the feed's LISTEN starts with the first session: it fails when the database is out of
+        // reach (it was a 4500 "Internal error" close, logged as an error)
+        await feed.join(session);
+      } catch (err) {
+        return refuse(err);
+      }
       ctx.extra.session = session;
       return true;
     },
