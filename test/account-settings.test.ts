@@ -1,6 +1,9 @@
 import { auditOf } from './helpers/audit';
 import { createTestApp, insertToken, type TestContext, type TestUser } from './helpers/test-app';
 
+/** The callback lifecycle's settings, untouched here (test/callback-lifecycle.test.ts changes them). */
+const LIFECYCLE_DEFAULTS = { callback_offer_timeout: 30, callback_retry_delay: 120, callback_max_attempts: 3, wrap_up_time: 0 };
+
 // docs/api.md, "Account settings": admins read and change the account's omnichannel routing.
 
 const json = { 'content-type': 'application/json' };
@@ -27,13 +30,13 @@ describe('account settings (docs/api.md, "Account settings")', () => {
     ctx.inject({ method: 'PUT', url: '/api/v2/account/settings', headers: { ...json, authorization }, payload: payload as object });
 
   it('GET shows the account\'s own settings', async () => {
-    expect((await get(admin.basic)).json()).toEqual({ settings: { omnichannel_routing: false } });
-    expect((await get(other.admin.basic)).json()).toEqual({ settings: { omnichannel_routing: true } });
+    expect((await get(admin.basic)).json()).toEqual({ settings: { omnichannel_routing: false, ...LIFECYCLE_DEFAULTS } });
+    expect((await get(other.admin.basic)).json()).toEqual({ settings: { omnichannel_routing: true, ...LIFECYCLE_DEFAULTS } });
   });
 
   it('PUT changes them (same shape in and out), for the account only, with an audit record; no change writes nothing', async () => {
     const res = await put(admin.basic, { settings: { omnichannel_routing: true, unknown: 1 } });
-    expect([res.statusCode, res.json()]).toEqual([200, { settings: { omnichannel_routing: true } }]);
+    expect([res.statusCode, res.json()]).toEqual([200, { settings: { omnichannel_routing: true, ...LIFECYCLE_DEFAULTS } }]);
     expect((await get(admin.basic)).json().settings.omnichannel_routing).toBe(true);
     expect((await ctx.db.prisma.account.findUniqueOrThrow({ where: { id: account } })).updatedAt).not.toBeNull();
     expect((await ctx.db.prisma.account.findUniqueOrThrow({ where: { id: other.account } })).omnichannelRouting).toBe(true);
@@ -44,7 +47,7 @@ describe('account settings (docs/api.md, "Account settings")', () => {
     });
     expect((await put(admin.basic, { settings: { omnichannel_routing: true } })).statusCode).toBe(200);
     expect(await auditOf(ctx, 'account', account)).toHaveLength(1);
-    expect((await put(admin.basic, { settings: {} })).json()).toEqual({ settings: { omnichannel_routing: true } });
+    expect((await put(admin.basic, { settings: {} })).json()).toEqual({ settings: { omnichannel_routing: true, ...LIFECYCLE_DEFAULTS } });
   });
 
   it('routing follows the setting: with it off, a callback request routes to every group', async () => {
