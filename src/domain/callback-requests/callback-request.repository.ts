@@ -49,7 +49,7 @@ export interface CallbackRequestView extends CallbackRequestRecord {
 }
 
 /** What an estimate of the wait needs: the mean handling time of recent callbacks (null: none yet) and the agents online. */
-export interface WaitFactors {
+interface WaitFactors {
   handleSeconds: number | null;
   agentsOnline: number;
 }

@@ -9,7 +9,7 @@ import type {
 import type { CallbackLifecycleService } from '../voice/callback-lifecycle.service';
 import { checkCallbackRequest, type CallbackRequestInput } from './callback-request.validation';
 
-export type { CallbackRequestRecord, CallbackRequestView } from './callback-request.repository';
+export type { CallbackRequestView } from './callback-request.repository';
 
 export interface CreatedCallbackRequest extends CallbackRequestRecord {
   /** the account's budget after this creation */
