@@ -46,9 +46,9 @@ import { median } from './stats';
 
 const ROOT = path.resolve(__dirname, '../..');
 const EVENT = (name: string) => `zen:event-type:callback_request.${name}`;
-const QUEUE_PATH = '/api/v2/channels/voice/callback_requests?status=queued&page%5Bsize%5D=100';
+export const QUEUE_PATH = '/api/v2/channels/voice/callback_requests?status=queued&page%5Bsize%5D=100';
 /** scenario 4a's request (bench/run.ts): what the list floor answers */
-const LIST_FLOOR_PATH = '/api/v2/oauth/tokens.json?page%5Bsize%5D=100';
+export const LIST_FLOOR_PATH = '/api/v2/oauth/tokens.json?page%5Bsize%5D=100';
 
 export const VOICE_TARGETS = {
   offerLatencyMs: { max: 50, text: '≤ 50 ms median' },
@@ -133,7 +133,7 @@ interface Tenant {
  * agents in one group, an OAuth client, a Bearer token (read write) for each of them and
  * `extraTokens` more of the admin's, and a voice phone number that takes callbacks.
  */
-async function seedTenant(client: pg.Client, hashKey: string, name: string, agents: number, extraTokens = 0): Promise<Tenant> {
+export async function seedTenant(client: pg.Client, hashKey: string, name: string, agents: number, extraTokens = 0): Promise<Tenant> {
   const one = async (text: string, params: unknown[]) => (await client.query(text, params)).rows[0] as Record<string, string>;
   // offers expire after 10 minutes: no expiry timer of an answered offer (a no-op decision) runs during a later measurement
   const { id: accountId } = await one('INSERT INTO accounts (name, callback_offer_timeout) VALUES ($1, 600) RETURNING id::text AS id', [name]);
@@ -183,7 +183,7 @@ async function queueRequests(client: pg.Client, t: Tenant, count: number): Promi
  * completed; 90 s of handling) so that the wait estimate has figures; two agents online and
  * on a call, so that nothing routes while the list is read.
  */
-async function seedQueue(client: pg.Client, t: Tenant, queued: number): Promise<void> {
+export async function seedQueue(client: pg.Client, t: Tenant, queued: number): Promise<void> {
   const done = await queueRequests(client, t, 20);
   const [a, b] = t.agents;
   await client.query(

@@ -134,16 +134,13 @@ export const CASES: Record<string, IsolationCase> = {
   },
   'CallbackRequestRepository.list': {
     run: async (r, c, t) => {
-      const { records, hasNextPage, count } = await r.list(scope(c), { phoneNumberId: t.phoneId, size: 10 });
-      return { records, hasNextPage, totalCount: await count() };
+      const { views, factors, hasNextPage, count } = await r.list(scope(c), { phoneNumberId: t.phoneId, size: 10 });
+      return { views, factors, hasNextPage, totalCount: await count() };
     },
-    nothing: { records: [], hasNextPage: false, totalCount: 0 },
+    nothing: { views: [], factors: null, hasNextPage: false, totalCount: 0 },
   },
   'CallbackRequestRepository.openOfPhoneNumber': { run: (r, c, t) => r.openOfPhoneNumber(scope(c), t.phoneId), nothing: [] },
-  'CallbackRequestRepository.find': { run: (r, c, t) => r.find(scope(c), t.callbackId), nothing: null },
-  'CallbackRequestRepository.history': { run: (r, c, t) => r.history(scope(c), [t.callbackId]), nothing: (res, t) => expect(res.get(String(t.callbackId))).toEqual([]) },
-  // the target has an online agent and a completed callback: the caller's account has neither
-  'CallbackRequestRepository.waitFactors': { run: (r, c) => r.waitFactors(scope(c)), nothing: { handleSeconds: null, agentsOnline: 0 } },
+  'CallbackRequestRepository.find': { run: (r, c, t) => r.find(scope(c), t.callbackId), nothing: { views: [], factors: null } },
 
   'CallbackLifecycleRepository.lockAccount': { run: (r, c) => r.lockAccount(scope(c)), nothing: (res, t) => expect(res).not.toBe(t.account) },
   // the target's settings are not the defaults (tenant-fixtures.ts)

@@ -5,7 +5,7 @@ import { eventCtes } from '../events/event-log.repository';
 // The only module that reads or writes callback_requests, in plain SQL. Creation
 // is one statement (the database function create_callback_request: lookups, the
 // account's rolling window and the insert); reads are scoped to the account and
-// go through toRecord(), the one row mapper. The creation statement writes the
+// go through toView(), the one row mapper. The creation statement writes the
 // request's callback_request.created event too (docs/api.md, "Events"): callback
 // requests have no audit record, and one statement keeps the rate limit exact.
 
@@ -39,6 +39,26 @@ export interface CallbackRequestRecord {
   attempts: number;
   updatedAt: Date | null;
   completedAt: Date | null;
+}
+
+/** A request as list and show give it: with its history and, while queued, an estimate of the wait. */
+export interface CallbackRequestView extends CallbackRequestRecord {
+  history: CallbackHistoryEntry[];
+  /** seconds: the queue position × the mean handling time of recent callbacks ÷ the agents online; null when unknown or not queued */
+  estimatedWaitTime: number | null;
+}
+
+/** What an estimate of the wait needs: the mean handling time of recent callbacks (null: none yet) and the agents online. */
+interface WaitFactors {
+  handleSeconds: number | null;
+  agentsOnline: number;
+}
+
+/** Requests read with their history, and the account's wait factors when one of them is queued (else null). */
+export interface CallbackRequestViews {
+  /** estimatedWaitTime still null: the caller estimates it from `factors` */
+  views: CallbackRequestView[];
+  factors: WaitFactors | null;
 }
 
 /** A row of create_callback_request (callback_request_lookups gives the first two columns). */
@@ -88,22 +108,43 @@ interface SqlRow {
   attempts: number;
   updated_at: Date | null;
   completed_at: Date | null;
-  /** queued requests of the same phone number ahead of this one; null unless queued (withQueuePositions) */
+  /** queued requests of the same phone number ahead of this one; null unless queued (withViews) */
   ahead: number | null;
+}
+/** A history step as the view's json_agg gives it: agent id as text (a bigint), the time as epoch milliseconds. */
+interface HistoryJson {
+  status: string;
+  agent_id: string | null;
+  reason: string | null;
+  at: number;
+}
+interface ViewRow extends SqlRow {
+  history: HistoryJson[] | null;
+  /** the wait factors (the same on every row); null when no row is queued */
+  handle: number | null;
+  online: number | null;
 }
 const COLUMNS = `c.id, c.account_id, c.phone_number_id, c.requester_phone_number,
   COALESCE(c.requested_group_ids, '{}')::text[] AS requested_group_ids, COALESCE(c.routed_group_ids, '{}')::text[] AS routed_group_ids,
   c.status::text AS status, c.created_by_id, c.created_at, c.agent_id, c.attempts, c.updated_at, c.completed_at`;
 
 /**
- * A read of some of the scope's requests (\`select\`: COLUMNS of \`c\`), each queued one with the
- * queued requests of its phone number ahead of it, in the same statement: the queued requests
- * of the rows' numbers up to the last queued row are numbered in one ordered pass (index
- * (account_id, phone_number_id, status, id)), so a page costs its queue up to its last row once. (A count per
- * row, in a statement of its own after the page, read that queue again for every row: a
- * quadratic cost in a long queue, and one more round trip per read.)
+ * A read of some of the scope's requests (\`select\`: COLUMNS of \`c\`) as list and show give
+ * them, in one statement: each queued one with the queued requests of its phone number ahead
+ * of it, each with its history, and the account's wait factors when a row is queued.
+ *
+ * Positions: the queued requests of the rows' numbers up to the last queued row are numbered
+ * in one ordered pass (index (account_id, phone_number_id, status, id)), so a page costs its
+ * queue up to its last row once. (A count per row, in a statement of its own after the page,
+ * read that queue again for every row: a quadratic cost in a long queue.)
+ * History: a json array per row (index (account_id, callback_request_id, id)), its times as
+ * epoch milliseconds, truncated as the driver truncates a timestamp's microseconds.
+ * Wait factors: the mean handling time (dialing to completed) of the account's last 20
+ * completed requests and the agents online, computed once (uncorrelated) and repeated on
+ * each row. History and factors were two more statements after the page: a round trip and
+ * ~30 % of the read's CPU in the service (bench/tuning-log.md, "The queue read").
  */
-function withQueuePositions(select: string): string {
+function withViews(select: string): string {
   return `WITH page AS (${select}),
   ahead AS (
     SELECT q.id, (row_number() OVER (PARTITION BY q.phone_number_id ORDER BY q.id))::int - 1 AS ahead
@@ -111,11 +152,23 @@ function withQueuePositions(select: string): string {
      WHERE q.account_id = $1 AND q.status = 'queued'
        AND q.phone_number_id IN (SELECT p.phone_number_id FROM page p WHERE p.status = 'queued')
        AND q.id <= (SELECT max(p.id) FROM page p WHERE p.status = 'queued')
+  ),
+  factors AS (
+    SELECT (SELECT avg(EXTRACT(EPOCH FROM r.completed_at - r.dialing_at))::float8 FROM (
+              SELECT d.completed_at, d.dialing_at FROM callback_requests d
+               WHERE d.account_id = $1 AND d.status = 'completed' AND d.dialing_at IS NOT NULL ORDER BY d.id DESC LIMIT 20) r) AS handle,
+           (SELECT count(*)::int FROM agent_availabilities a JOIN users u ON u.account_id = a.account_id AND u.id = a.user_id
+             WHERE a.account_id = $1 AND a.agent_state = 'online' AND u.active AND u.role IN ('agent', 'admin')) AS online
+     WHERE EXISTS (SELECT 1 FROM page p WHERE p.status = 'queued')
   )
-  SELECT page.*, ahead.ahead FROM page LEFT JOIN ahead ON ahead.id = page.id ORDER BY page.id`;
+  SELECT page.*, ahead.ahead, factors.handle, factors.online,
+         (SELECT json_agg(json_build_object('status', h.status::text, 'agent_id', h.agent_id::text, 'reason', h.reason,
+                                            'at', floor(EXTRACT(EPOCH FROM h.at) * 1000)) ORDER BY h.id)
+            FROM callback_request_history h WHERE h.account_id = $1 AND h.callback_request_id = page.id) AS history
+    FROM page LEFT JOIN ahead ON ahead.id = page.id LEFT JOIN factors ON true ORDER BY page.id`;
 }
 
-function toRecord(r: SqlRow): CallbackRequestRecord {
+function toView(r: ViewRow): CallbackRequestView {
   return {
     id: BigInt(r.id),
     accountId: BigInt(r.account_id),
@@ -131,7 +184,19 @@ function toRecord(r: SqlRow): CallbackRequestRecord {
     attempts: r.attempts,
     updatedAt: r.updated_at,
     completedAt: r.completed_at,
+    history: r.history === null ? [] : r.history.map(toStep),
+    estimatedWaitTime: null,
   };
+}
+
+function toStep(h: HistoryJson): CallbackHistoryEntry {
+  return { status: h.status as CallbackRequestStatus, agentId: h.agent_id === null ? null : BigInt(h.agent_id), reason: h.reason, at: new Date(h.at) };
+}
+
+function views(rows: ViewRow[]): CallbackRequestViews {
+  const first = rows[0];
+  const factors = first && first.online !== null ? { handleSeconds: first.handle === null ? null : Number(first.handle), agentsOnline: first.online } : null;
+  return { views: rows.map(toView), factors };
 }
 
 /** The event's detail: the request as GraphQL's CallbackRequest shows it, snake_case (create's parameters and CTE `stored`). */
@@ -173,8 +238,11 @@ export class CallbackRequestRepository {
     return row;
   }
 
-  /** A page of the scope's requests, id ascending (queue order), and the filter's total (counted when asked for: REST's pages do not show it). */
-  async list(scope: AccountScope, query: CallbackRequestQuery): Promise<{ records: CallbackRequestRecord[]; hasNextPage: boolean; count: () => Promise<number> }> {
+  /**
+   * A page of the scope's requests, id ascending (queue order), with their history and the wait
+   * factors (one statement), and the filter's total (counted when asked for: REST's pages do not show it).
+   */
+  async list(scope: AccountScope, query: CallbackRequestQuery): Promise<CallbackRequestViews & { hasNextPage: boolean; count: () => Promise<number> }> {
     // parameters after the account's ($1, bound by TenantSql): $2, $3, …
     const filter: unknown[] = [];
     let where = 'c.account_id = $1';
@@ -197,51 +265,16 @@ export class CallbackRequestRepository {
       pageWhere += ` AND c.id > $${paging.length + 1}`;
     }
     paging.push(query.size + 1);
-    const rows = await this.db.query<SqlRow>(
-      scope, withQueuePositions(`SELECT ${COLUMNS} FROM callback_requests c WHERE ${pageWhere} ORDER BY c.id LIMIT $${paging.length + 1}`), paging,
+    const rows = await this.db.query<ViewRow>(
+      scope, withViews(`SELECT ${COLUMNS} FROM callback_requests c WHERE ${pageWhere} ORDER BY c.id LIMIT $${paging.length + 1}`), paging,
     );
     const count = async () => Number((await this.db.query<{ n: Int8 }>(scope, `SELECT count(*) AS n FROM callback_requests c WHERE ${where}`, filter))[0].n);
-    return { records: rows.slice(0, query.size).map(toRecord), hasNextPage: rows.length > query.size, count };
+    return { ...views(rows.slice(0, query.size)), hasNextPage: rows.length > query.size, count };
   }
 
-  /** A request of the scope, with its queue position; null when there is none. */
-  async find(scope: AccountScope, id: bigint): Promise<CallbackRequestRecord | null> {
-    const [row] = await this.db.query<SqlRow>(scope, withQueuePositions(`SELECT ${COLUMNS} FROM callback_requests c WHERE c.account_id = $1 AND c.id = $2`), [String(id)]);
-    return row ? toRecord(row) : null;
-  }
-
-  /** The history of these requests of the scope, oldest first, by request id. */
-  async history(scope: AccountScope, ids: readonly bigint[]): Promise<Map<string, CallbackHistoryEntry[]>> {
-    const out = new Map<string, CallbackHistoryEntry[]>(ids.map((id) => [String(id), []]));
-    if (ids.length === 0) return out;
-    const rows = await this.db.query<{ callback_request_id: Int8; status: string; agent_id: Int8 | null; reason: string | null; at: Date }>(
-      scope,
-      `SELECT h.callback_request_id, h.status::text AS status, h.agent_id, h.reason, h.at FROM callback_request_history h
-        WHERE h.account_id = $1 AND h.callback_request_id = ANY($2::bigint[]) ORDER BY h.callback_request_id, h.id`,
-      [ids.map(String)],
-    );
-    for (const r of rows) {
-      out.get(String(r.callback_request_id))?.push({
-        status: r.status as CallbackRequestStatus, agentId: r.agent_id === null ? null : BigInt(r.agent_id), reason: r.reason, at: r.at,
-      });
-    }
-    return out;
-  }
-
-  /**
-   * What an estimate of the wait needs: the mean handling time (dialing to completed) of
-   * the account's last 20 completed requests (null: none yet), and the agents online.
-   */
-  async waitFactors(scope: AccountScope): Promise<{ handleSeconds: number | null; agentsOnline: number }> {
-    const [row] = await this.db.query<{ handle: number | null; online: number }>(
-      scope,
-      `SELECT (SELECT avg(EXTRACT(EPOCH FROM r.completed_at - r.dialing_at))::float8 FROM (
-                 SELECT c.completed_at, c.dialing_at FROM callback_requests c
-                  WHERE c.account_id = $1 AND c.status = 'completed' AND c.dialing_at IS NOT NULL ORDER BY c.id DESC LIMIT 20) r) AS handle,
-              (SELECT count(*)::int FROM agent_availabilities a JOIN users u ON u.account_id = a.account_id AND u.id = a.user_id
-                WHERE a.account_id = $1 AND a.agent_state = 'online' AND u.active AND u.role IN ('agent', 'admin')) AS online`,
-    );
-    return { handleSeconds: row.handle === null ? null : Number(row.handle), agentsOnline: row.online };
+  /** A request of the scope, with its queue position, history and the wait factors (one statement); no view when there is none. */
+  async find(scope: AccountScope, id: bigint): Promise<CallbackRequestViews> {
+    return views(await this.db.query<ViewRow>(scope, withViews(`SELECT ${COLUMNS} FROM callback_requests c WHERE c.account_id = $1 AND c.id = $2`), [String(id)]));
   }
 
   /**
