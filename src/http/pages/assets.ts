@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
-import { escapeHtml } from './templates';
+import { documentHead, escapeHtml } from './templates';
 
 // The static files of the browser pages (/graphiql, /voice/queue): read once at start,
 // served under URLs that change whenever their bytes do (a package's version, or a hash of
@@ -59,16 +59,7 @@ export function serveAssets(fastify: FastifyInstance, folder: string, assets: As
 /** A page's HTML up to its <body>: its title, and its style sheets (URLs relative to the page). */
 export function pageHead(title: string, styles: string[]): string {
   const links = styles.map((href) => `<link rel="stylesheet" href="${escapeHtml(href)}">`).join('\n');
-  return `<!doctype html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<meta name="referrer" content="no-referrer">
-<title>${escapeHtml(title)}</title>
-<link rel="icon" href="data:,">
-${links}
-</head>`;
+  return documentHead(title, `<link rel="icon" href="data:,">\n${links}`);
 }
 
 /** <script> elements for these URLs (relative to the page), in order: no inline script. */

@@ -30,7 +30,8 @@ const STYLE = `
   .muted{font-size:14px;color:#7b8794}
 `;
 
-function layout(title: string, body: string): string {
+/** The doctype and <head> every page of the service shares (charset, viewport, no referrer, its title), then `extra` (its styles). */
+export function documentHead(title: string, extra: string): string {
   return `<!doctype html>
 <html lang="en">
 <head>
@@ -38,8 +39,12 @@ function layout(title: string, body: string): string {
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="referrer" content="no-referrer">
 <title>${escapeHtml(title)}</title>
-<style>${STYLE}</style>
-</head>
+${extra}
+</head>`;
+}
+
+function layout(title: string, body: string): string {
+  return `${documentHead(title, `<style>${STYLE}</style>`)}
 <body>
 <main>
 ${body}
