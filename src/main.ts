@@ -6,6 +6,7 @@ import { createDb, type Db } from './db/create-db';
 import { applyMigrations } from './db/schema-engine';
 import { DatabaseInUseError } from './db/dir-lock';
 import { bootstrapAdmin } from './domain/directory/bootstrap';
+import { printFirstAdminPassword } from './first-admin';
 import { createServices, type Services } from './domain/services';
 import { buildApp } from './app';
 import { createJobEngine } from './jobs/kinds';
@@ -20,8 +21,9 @@ async function prepareDatabase(db: Db, services: Services, config: Config, log: 
     const boot = await bootstrapAdmin(services, { email: config.adminEmail, password: config.adminPassword });
     if (boot.created) {
       if (boot.generatedPassword) {
-        // Shown once, on the very first start; log in with it and change it.
-        log.warn(`created account "default" with admin ${boot.email}; generated password (shown once): ${boot.generatedPassword}`);
+        // on stderr whatever the log level, and never in the log (src/first-admin.ts)
+        printFirstAdminPassword(boot.email!, boot.generatedPassword);
+        log.warn(`created account "default" with admin ${boot.email}; its generated password is printed on stderr, once (not in this log)`);
       } else {
         log.info(`created account "default" with admin ${boot.email} (password from ADMIN_PASSWORD)`);
       }

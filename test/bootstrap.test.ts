@@ -1,9 +1,13 @@
 import { bootstrapAdmin } from '../src/domain/directory/bootstrap';
+import { freshPostgresDatabase, onPostgres } from './helpers/postgres';
+import { killAll, startServer, tempDir, type ServerHandle } from './helpers/processes';
 import { createTestApp, basicHeader, type TestContext } from './helpers/test-app';
 
 // docs/api.md, "Operations": when the database has no user at all, the server creates account
 // "default" (if missing) and an admin in it, with ADMIN_PASSWORD or a random
-// password shown once.
+// password shown once (on stderr, never in the log).
+
+jest.setTimeout(120_000);
 
 const ME = '{ me { email role account { name } } }';
 
@@ -75,5 +79,74 @@ describe('bootstrapAdmin with a password given', () => {
 
     const res = await ctx.graphql(ME, {}, { authorization: basicHeader('admin@example.com', 'chosen-password-1') });
     expect(res.json().data.me).toEqual({ email: 'admin@example.com', role: 'ADMIN', account: { name: 'default' } });
+  });
+});
+
+// The first start as an operator sees it: a real server process on a fresh database, at a
+// log level that hides every log line (error, silent) and at the most talkative one (trace).
+// The generated password is printed on stderr whatever the level, signs in, and is in no
+// line of the JSON log (stdout); a second start on the same database prints none.
+describe.each(['error', 'silent', 'trace'])('the first start with LOG_LEVEL=%s, a real server process', (level) => {
+  let data: ReturnType<typeof tempDir>;
+  let env: Record<string, string>;
+  let dropDatabase: (() => Promise<void>) | undefined;
+  let server: ServerHandle | undefined;
+  let password: string;
+
+  /** The password of the stderr block ("  password: …"), if the process printed one. */
+  const printedPassword = (lines: string[]) => lines.map((l) => /^ {2}password: (\S+)$/.exec(l)?.[1]).find(Boolean);
+
+  beforeAll(async () => {
+    data = tempDir('bootstrap-process-');
+    if (onPostgres) {
+      const fresh = await freshPostgresDatabase();
+      dropDatabase = fresh.drop;
+      env = { DATABASE_URL: fresh.url, DATA_DIR: data.path, LOG_LEVEL: level };
+    } else {
+      env = { DATA_DIR: data.path, LOG_LEVEL: level };
+    }
+    // "listening on" is an info line: readiness from /readyz instead
+    server = await startServer(env, { readyPath: '/readyz' });
+  }, 120_000);
+  afterAll(async () => {
+    try {
+      await killAll();
+      await dropDatabase?.();
+    } finally {
+      data?.remove();
+    }
+  });
+
+  it('prints the admin\'s email and generated password on stderr, in a plain block', () => {
+    const block = server!.stderr.join('\n');
+    expect(block).toContain('First start: created account "default" and its first admin.');
+    expect(block).toContain('  email:    admin@example.com');
+    password = printedPassword(server!.stderr)!;
+    expect(password).toMatch(/^[A-Za-z0-9_-]{16,}$/);
+  });
+
+  it('the printed password signs in (Basic, GET /api/v2/users/me.json → 200)', async () => {
+    const res = await fetch(`${server!.url}/api/v2/users/me.json`, { headers: { authorization: basicHeader('admin@example.com', password) } });
+    expect(res.status).toBe(200);
+    expect(((await res.json()) as { user: { email: string; role: string } }).user).toMatchObject({ email: 'admin@example.com', role: 'admin' });
+  });
+
+  it('no line of the JSON log (stdout) holds the password, and every line of it is JSON', async () => {
+    // the sign-in above is logged too (at info and below): still without the password
+    await new Promise((r) => setTimeout(r, 200));
+    expect(server!.stdout.filter((l) => l.includes(password))).toEqual([]);
+    for (const line of server!.stdout.filter((l) => l.trim() !== '')) expect(() => JSON.parse(line)).not.toThrow();
+    if (level === 'trace') expect(server!.stdout.join('\n')).toContain('its generated password is printed on stderr');
+    else expect(server!.stdout.filter((l) => l.trim() !== '')).toEqual([]);
+    // and stderr holds it once: in the block, nowhere else
+    expect(server!.stderr.filter((l) => l.includes(password))).toEqual([`  password: ${password}`]);
+  });
+
+  it('a second start on the same database prints no password', async () => {
+    expect(await server!.stop()).toBe(0);
+    server = await startServer(env, { readyPath: '/readyz' });
+    expect(printedPassword(server.stderr)).toBeUndefined();
+    expect(server.stderr.join('\n')).not.toContain('First start');
+    expect(await server.stop()).toBe(0);
   });
 });

@@ -123,6 +123,9 @@ export interface ServerHandle {
   pid: number;
   /** stdout and stderr lines so far (pino JSON lines, mostly) */
   logs: string[];
+  /** the same lines, by stream: stdout (the JSON log) and stderr */
+  stdout: string[];
+  stderr: string[];
   /** resolves when the process has exited */
   exited: Promise<ExitStatus>;
   /** SIGTERM, then waits for the exit; SIGKILL after timeoutMs. Resolves with the exit code. */
@@ -142,8 +145,9 @@ function track(child: ChildProcess): Promise<ExitStatus> {
   });
 }
 
-function collectLines(child: ChildProcess, into: string[], onLine?: (line: string) => void): void {
-  for (const stream of [child.stdout, child.stderr]) {
+/** Lines of both streams into `into`, and of each into its own list (`byStream`: stdout's, stderr's). */
+function collectLines(child: ChildProcess, into: string[], onLine?: (line: string) => void, byStream: [string[], string[]] = [[], []]): void {
+  for (const [stream, own] of [[child.stdout, byStream[0]], [child.stderr, byStream[1]]] as const) {
     let partial = '';
     stream?.setEncoding('utf8');
     stream?.on('data', (chunk: string) => {
@@ -151,29 +155,51 @@ function collectLines(child: ChildProcess, into: string[], onLine?: (line: strin
       partial = parts.pop() ?? '';
       for (const line of parts) {
         into.push(line);
+        own.push(line);
         onLine?.(line);
       }
     });
     stream?.on('end', () => {
-      if (partial) into.push(partial);
+      if (partial) {
+        into.push(partial);
+        own.push(partial);
+      }
       partial = '';
     });
   }
 }
 
+/** Resolves once GET url answers 200 (polling every 100 ms), or when `stop()` says to give up. */
+async function pollUntilOk(url: string, stop: () => boolean): Promise<void> {
+  while (!stop()) {
+    try {
+      const res = await fetch(url);
+      await res.arrayBuffer();
+      if (res.ok) return;
+    } catch {
+      /* not listening yet */
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
 /**
  * Starts dist/src/main.js on a free port with the given environment (DATABASE_URL
- * or DATA_DIR, ADMIN_PASSWORD, ...) and resolves once it logs "listening on".
- * Rejects with ProcessExitedError when the process exits first.
+ * or DATA_DIR, ADMIN_PASSWORD, ...) and resolves once it logs "listening on" (or
+ * `readyLine`), or, with `readyPath`, once GET readyPath answers 200 (for a
+ * LOG_LEVEL that leaves "listening on" out). Rejects with ProcessExitedError when
+ * the process exits first.
  */
 export async function startServer(
   env: Record<string, string | undefined>,
-  options: { timeoutMs?: number; args?: string[]; readyLine?: string } = {},
+  options: { timeoutMs?: number; args?: string[]; readyLine?: string; readyPath?: string } = {},
 ): Promise<ServerHandle> {
   const readyLine = options.readyLine ?? 'listening on';
   await ensureBuilt();
   const port = await freePort();
   const logs: string[] = [];
+  const stdout: string[] = [];
+  const stderr: string[] = [];
   const started = Date.now();
   const child = spawn(process.execPath, [SERVER_JS, ...(options.args ?? [])], {
     cwd: ROOT,
@@ -186,6 +212,8 @@ export async function startServer(
     url: `http://127.0.0.1:${port}`,
     pid: child.pid!,
     logs,
+    stdout,
+    stderr,
     exited,
     async stop(timeoutMs = 15_000) {
       if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
@@ -201,17 +229,29 @@ export async function startServer(
   };
   await new Promise<void>((resolve, reject) => {
     const timeoutMs = options.timeoutMs ?? 60_000;
+    let settled = false;
+    const ready = () => {
+      settled = true;
+      clearTimeout(timer);
+      resolve();
+    };
     const timer = setTimeout(() => {
+      settled = true;
       child.kill('SIGKILL');
-      reject(new Error(`server did not log "${readyLine}" within ${timeoutMs} ms:\n${logs.join('\n')}`));
+      const awaited = options.readyPath ? `answer 200 on ${options.readyPath}` : `log "${readyLine}"`;
+      reject(new Error(`server did not ${awaited} within ${timeoutMs} ms:\n${logs.join('\n')}`));
     }, timeoutMs);
-    collectLines(child, logs, (line) => {
-      if (line.includes(readyLine)) {
-        clearTimeout(timer);
-        resolve();
-      }
-    });
+    collectLines(
+      child,
+      logs,
+      (line) => {
+        if (!options.readyPath && line.includes(readyLine)) ready();
+      },
+      [stdout, stderr],
+    );
+    if (options.readyPath) void pollUntilOk(`${handle.url}${options.readyPath}`, () => settled).then(() => settled || ready());
     void exited.then((status) => {
+      settled = true;
       clearTimeout(timer);
       // let the last lines of output arrive before reporting them
       setImmediate(() => reject(new ProcessExitedError(status, logs, Date.now() - started)));
