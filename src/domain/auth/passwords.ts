@@ -64,6 +64,14 @@ export async function verifyPassword(password: string, stored: string, turn?: Kd
   return timingSafeEqual(actual, expected);
 }
 
+/**
+ * A password made for someone (the first admin's, the operator's reset): 16 characters
+ * of base64url, 96 random bits, to be shown once and then changed.
+ */
+export function generatePassword(): string {
+  return randomBytes(12).toString('base64url');
+}
+
 let dummy: string | undefined;
 /**
  * A hash to verify against when no user can match, so that the answer takes as

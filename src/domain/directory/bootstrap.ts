@@ -1,5 +1,5 @@
-import { randomBytes } from 'node:crypto';
 import { systemActor } from '../audit/audit-log.repository';
+import { generatePassword } from '../auth/passwords';
 import type { AccountService } from './account.service';
 import type { UserService } from './user.service';
 
@@ -22,7 +22,7 @@ export async function bootstrapAdmin(
 ): Promise<BootstrapResult> {
   if (await users.anyUser()) return { created: false };
   const account = (await accounts.findByName('default')) ?? (await accounts.create('default', undefined, { via: 'system' }));
-  const password = options.password ?? randomBytes(12).toString('base64url');
+  const password = options.password ?? generatePassword();
   await users.create(systemActor(account.id, { via: 'system' }), { email: options.email, password, role: 'admin', name: 'Administrator' });
   return { created: true, email: options.email, generatedPassword: options.password ? undefined : password };
 }
