@@ -57,6 +57,7 @@ export const CASES: Record<string, IsolationCase> = {
   'UserRepository.listOffset': { run: (r, c) => r.listOffset(scope(c), undefined, page), nothing: (res, t) => noneOf(t, res) },
   'UserRepository.count': { run: (r, c) => r.count(scope(c), 'end_user'), nothing: 1 },
   'UserRepository.anyUser': { crossTenant: 'operator', run: (r) => r.anyUser() },
+  'UserRepository.withEmailInAnyAccount': { crossTenant: 'operator', run: (r, _c, t) => r.withEmailInAnyAccount(t.endUserEmail) },
   'UserRepository.insert': {
     writesOwn: true, nothing: (res, t) => notOf(t)(res),
     run: (r, c) => r.insert(scope(c), { name: 'New', email: 'new@example.com', role: 'agent', passwordHash: '!no-password' }),

@@ -15,6 +15,8 @@ const USAGE = `usage: npm run cli -- <resource> <command> [options]
   account set --id <id> --omnichannel-routing <true|false>
   user create --account <id> --email <email> --password <password> --role <admin|agent|end_user> [--name <name>]
   user list [--account <id>]
+  user reset-password --email <email> [--account <id>]   prints a new generated password, once; ends the user's
+                                                          sessions and OAuth grants (--account: when several accounts have the email)
   phone-number create --account <id> --number <E.164> [--callback-enabled]
   phone-number list [--account <id>]
   group create --account <id> --name <name>
@@ -69,7 +71,7 @@ async function run(argv: string[]): Promise<void> {
     return;
   }
   const key = `${resource} ${command ?? ''}`.trim();
-  const known = ['account create', 'account list', 'account set', 'user create', 'user list', 'phone-number create', 'phone-number list', 'group create', 'group list'];
+  const known = ['account create', 'account list', 'account set', 'user create', 'user list', 'user reset-password', 'phone-number create', 'phone-number list', 'group create', 'group list'];
   if (!known.includes(key)) throw new UsageError(`unknown command "${key}"`);
 
   const config = loadConfig();
@@ -129,6 +131,21 @@ async function run(argv: string[]): Promise<void> {
       }
       case 'user list':
         return print(await listOf((actor) => users.listOfAccount(actor)));
+      case 'user reset-password': {
+        const email = required(flags, 'email');
+        const only = flags.account === undefined ? undefined : (await inAccount('account')).accountId;
+        const found = (await users.withEmailInAnyAccount(email)).filter((u) => only === undefined || u.accountId === only);
+        if (found.length === 0) {
+          const where = only === undefined ? 'in any account' : `in account ${only}`;
+          throw new ValidationError({ email: [{ error: 'NotFound', description: `no user has the email ${email} ${where}` }] });
+        }
+        if (found.length > 1) {
+          const ids = found.map((u) => u.accountId).join(', ');
+          throw new ValidationError({ account: [{ error: 'BlankValue', description: `${email} is a user in several accounts (${ids}): say which with --account <id>` }] });
+        }
+        // the one place the new password is shown: this answer (it is stored only as a hash)
+        return print(await users.resetPassword(systemActor(found[0].accountId), found[0].id));
+      }
       case 'phone-number create':
         return print(await phoneNumbers.create(await inAccount('account'), { number: required(flags, 'number'), callbackEnabled: flags['callback-enabled'] === true }));
       case 'phone-number list':

@@ -48,8 +48,9 @@ async function parse(res: Response) {
   return { status: res.status, headers: res.headers, body };
 }
 
-export async function startOAuthStack(): Promise<OAuthStack> {
-  const ctx = await createTestApp();
+/** The stack on a test app of its own (createTestApp's options: e.g. `dataDir`, for a server process or the CLI to open the same database). */
+export async function startOAuthStack(options: Parameters<typeof createTestApp>[0] = {}): Promise<OAuthStack> {
+  const ctx = await createTestApp(options);
   const address = await ctx.app.fastify.listen({ port: 0, host: '127.0.0.1' });
   const base = address.replace('localhost', '127.0.0.1');
   const account = await ctx.createAccount();

@@ -59,9 +59,11 @@ export async function createTestApp(
     limits?: Partial<Limits>; publicUrl?: string; graphqlIntrospection?: boolean; graphqlExecutor?: GraphQLExecutorKind; trustProxy?: string[]; subscriptionLimits?: Partial<SubscriptionLimits>;
     /** WEBHOOK_ALLOW_PRIVATE_ENDPOINTS: true by default, as outside production */
     webhookAllowPrivateEndpoints?: boolean;
+    /** PGlite runs: the database in this folder, not in memory (for a server process or the CLI after close(), with HASH_KEY=TEST_HASH_KEY) */
+    dataDir?: string;
   } = {},
 ): Promise<TestContext> {
-  const db = await createTestDb();
+  const db = await createTestDb({ dataDir: options.dataDir });
   const logs: string[] = [];
   const stream = new Writable({
     write(chunk, _enc, cb) {

@@ -35,8 +35,15 @@ export function withPrisma<D extends Db>(db: D): D & { prisma: PrismaClient } {
 /**
  * A migrated, empty database of its own: in-memory PGlite by default, a fresh
  * database on the PostgreSQL server of TEST_DATABASE_URL when that is set.
+ * `dataDir` (PGlite runs): PGlite in that folder instead of in memory, which a
+ * server process or the CLI opens once this one is closed.
  */
-export async function createTestDb(options: { migrate?: boolean } = {}): Promise<TestDb> {
+export async function createTestDb(options: { migrate?: boolean; dataDir?: string } = {}): Promise<TestDb> {
+  if (!onPostgres && options.dataDir !== undefined) {
+    const db = await createDb({ dataDir: options.dataDir, countStatements: true });
+    if (options.migrate !== false) await migrate(db);
+    return withPrisma(db);
+  }
   if (!onPostgres) {
     if (options.migrate === false) return withPrisma(await createDb({ dataDir: ':memory:', countStatements: true }));
     return withPrisma(await createDb({ dataDir: ':memory:', countStatements: true, loadDataDir: await migratedTemplate() }));

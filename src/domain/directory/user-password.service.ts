@@ -1,23 +1,23 @@
 import { tenantTransaction } from '../../db/tenant-sql';
 import type { RepositoryFactory, Transactions } from '../repositories';
 import type { Limits } from '../../config';
-import { recordAudit } from '../audit/audit-log.repository';
+import { recordAudit, type AuditActor } from '../audit/audit-log.repository';
 import { changeEvent, userDetail } from '../events/event-details';
-import { accountScope, usersVisibleTo } from '../authorization';
+import { usersVisibleTo } from '../authorization';
 import { clientOf } from '../auth/client-address';
 import { claimKdfTurn } from '../auth/kdf-queue';
 import type { LoginAttempts } from '../auth/login-attempt';
 import { loginEmailKey } from '../auth/login-keys';
-import { hashPassword, verifyPassword } from '../auth/passwords';
+import { generatePassword, hashPassword, verifyPassword } from '../auth/passwords';
 import type { Viewer } from '../auth/viewer';
 import { constantTimeEqual } from '../crypto';
 import { NotFoundError, ValidationError, Validator } from '../errors';
 import { parseId } from '../ids';
-import { auditActorOf, isViewer, type Acting } from './acting';
+import { auditActorOf, isViewer, scopeOf, type Acting } from './acting';
 import { endGrantsOfUser } from './password-change';
 import { checkSetPassword } from './sign-in-power';
 import { passwordField, plural } from './user-fields';
-import type { UserRecord, UserRepository } from './user.repository';
+import type { UserRecord, UserRepository, UserScope } from './user.repository';
 
 /**
  * The KDF queue's place of whoever acts: a request's caller by its address, like a
@@ -73,21 +73,43 @@ export class UserPasswordService {
     v.throwIfAny();
     if (own && !(await this.verifyPrevious(viewer, found.user, found.passwordHash, previous!))) throw wrongPrevious();
     const passwordHash = await hashPassword(next!, kdfTurnOf(viewer));
-    await tenantTransaction(this.db, async (sql) => {
+    await this.store(viewer, scope, found.user.id, passwordHash, own ? 'Changed their password' : 'Password set by an admin', own ? found.passwordHash : undefined);
+  }
+
+  /**
+   * The operator's reset (`npm run cli -- user reset-password`): a generated password
+   * (as the first admin's), stored, audited and ending what the old one opened as an
+   * admin's set does. Returns it, to be shown once; and how many tokens it revoked.
+   */
+  async resetPassword(actor: AuditActor, userId: bigint): Promise<{ user: UserRecord; password: string; revokedTokens: number }> {
+    const password = generatePassword();
+    const passwordHash = await hashPassword(password, kdfTurnOf(actor));
+    const { user, revoked } = await this.store(actor, scopeOf(actor), userId, passwordHash, 'Password reset from the CLI');
+    return { user, password, revokedTokens: revoked };
+  }
+
+  /**
+   * Stores a new password hash in one transaction with what it ends and its audit
+   * record and event. `verifiedHash`: the hash a previous password was checked
+   * against, which must still be the current one (a change meanwhile refuses).
+   */
+  private store(acting: Acting, scope: UserScope, userId: bigint, passwordHash: string, what: string, verifiedHash?: string): Promise<{ user: UserRecord; revoked: number }> {
+    const actor = auditActorOf(acting);
+    return tenantTransaction(this.db, async (sql) => {
       const tx = this.repos(sql);
-      const users = tx.users;
-      const locked = (await users.lock(scope, found.user.id)) ?? notFound();
+      const locked = (await tx.users.lock(scope, userId)) ?? notFound();
       // Changed meanwhile: the previous password that was verified is no longer the current one.
-      if (own && !constantTimeEqual(locked.passwordHash, found.passwordHash)) throw wrongPrevious();
-      await users.setPasswordHash(accountScope(viewer), found.user.id, passwordHash);
+      if (verifiedHash !== undefined && !constantTimeEqual(locked.passwordHash, verifiedHash)) throw wrongPrevious();
+      const user = (await tx.users.setPasswordHash(scopeOf(acting), userId, passwordHash)) ?? notFound();
       // a new password ends what the old one opened: the user's grants and their tokens, and (by its stamp) every sign-in session
-      const revoked = await endGrantsOfUser(sql, tx, auditActorOf(viewer), accountScope(viewer), found.user.id);
-      await recordAudit(sql, auditActorOf(viewer), {
-        action: 'update', sourceType: 'user', sourceId: found.user.id, sourceLabel: locked.user.name, changedFields: ['password'],
-        description: `${own ? 'Changed their password' : 'Password set by an admin'}${revoked > 0 ? `; ${plural(revoked, 'token')} revoked` : ''}`,
+      const revoked = await endGrantsOfUser(sql, tx, actor, scopeOf(acting), userId);
+      await recordAudit(sql, actor, {
+        action: 'update', sourceType: 'user', sourceId: userId, sourceLabel: locked.user.name, changedFields: ['password'],
+        description: `${what}${revoked > 0 ? `; ${plural(revoked, 'token')} revoked` : ''}`,
         // the password's value is never shown: its name only, and the grant tokens it ended (not one oauth_token.revoked each)
-        event: { name: 'user.updated', subject: `user:${found.user.id}`, detail: userDetail(locked.user), event: { ...changeEvent(['password'], {}, {}), revoked_token_count: revoked } },
+        event: { name: 'user.updated', subject: `user:${userId}`, detail: userDetail(locked.user), event: { ...changeEvent(['password'], {}, {}), revoked_token_count: revoked } },
       });
+      return { user, revoked };
     });
   }
 

@@ -154,6 +154,12 @@ export class UserRepository {
     return row.found;
   }
 
+  /** The users with this email (case-insensitive) in every account, account id ascending (the operator's password reset names a user by email). */
+  async withEmailInAnyAccount(email: string): Promise<UserRecord[]> {
+    const rows = await this.db.crossTenant<SqlRow>('operator', `SELECT ${COLUMNS} FROM users u WHERE u.email_key = lower($1) ORDER BY u.account_id, u.id`, [email]);
+    return rows.map(toRecord);
+  }
+
   /** Stores a user; null when the account already has a user with that email (case-insensitive). */
   async insert(scope: AccountScope, row: { name: string; email: string; role: Role; passwordHash: string }): Promise<UserRecord | null> {
     const [inserted] = await this.db.query<SqlRow>(

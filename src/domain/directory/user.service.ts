@@ -1,6 +1,6 @@
 import { tenantTransaction } from '../../db/tenant-sql';
 import type { Repositories, RepositoryFactory, Transactions } from '../repositories';
-import { recordAudit } from '../audit/audit-log.repository';
+import { recordAudit, type AuditActor } from '../audit/audit-log.repository';
 import { changeEvent, userDetail } from '../events/event-details';
 import { usersVisibleTo, type AccountScope } from '../authorization';
 import { hashPassword } from '../auth/passwords';
@@ -207,6 +207,16 @@ export class UserService {
   /** Sets a password (user-password.service.ts). */
   setPassword(viewer: Viewer, rawId: unknown, password: unknown, previousPassword: unknown): Promise<void> {
     return this.passwords.setPassword(viewer, rawId, password, previousPassword);
+  }
+
+  /** The users with this email in every account, account id ascending (the CLI's password reset). */
+  withEmailInAnyAccount(email: string): Promise<UserRecord[]> {
+    return this.users.withEmailInAnyAccount(email.trim());
+  }
+
+  /** The operator's reset: a generated password, shown once (user-password.service.ts). */
+  resetPassword(actor: AuditActor, userId: bigint): Promise<{ user: UserRecord; password: string; revokedTokens: number }> {
+    return this.passwords.resetPassword(actor, userId);
   }
 
   private async updateRow(users: UserRepository, scope: AccountScope, id: bigint, changes: UserChanges, email?: string): Promise<UserRecord> {
