@@ -10,7 +10,7 @@ export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 export const SHOTS = path.join(__dirname, '..', '..', 'test-output', 'screenshots');
 
 /** `describe` when Chromium is there; outside CI a machine without it skips (listed at the end), CI installs it and must run it. */
-export const describeWithChromium = describeIf(existsSync(CHROMIUM), 'needs-chromium', `no Chromium at ${CHROMIUM} (apt-get install chromium, or set CHROMIUM_PATH)`);
+export const describeWithChromium = describeIf(existsSync(CHROMIUM), 'needs-chromium', `no Chromium at ${CHROMIUM}`);
 
 /** Chromium, headless and quiet (nothing it does on its own reaches the network), with the screenshot folder made. */
 export function launchChromium(): Promise<Browser> {

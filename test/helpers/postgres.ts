@@ -7,7 +7,7 @@ export const TEST_DATABASE_URL = process.env.TEST_DATABASE_URL || undefined;
 export const onPostgres = Boolean(TEST_DATABASE_URL);
 
 /** `describe` that runs only against real PostgreSQL (multi-process behaviour lives there). */
-export const describeOnPostgres: jest.Describe = describeIf(onPostgres, 'needs-postgres', 'runs on a PostgreSQL server only: set TEST_DATABASE_URL=postgresql://…/postgres');
+export const describeOnPostgres: jest.Describe = describeIf(onPostgres, 'needs-postgres', 'runs on a PostgreSQL server only (TEST_DATABASE_URL)');
 
 /** A fresh, empty database on the test server; returns its URL and a function that drops it. */
 export async function freshPostgresDatabase(): Promise<{ url: string; drop: () => Promise<void> }> {
