@@ -8,7 +8,7 @@ import { describeIf } from './helpers/skip';
 // `npm start` (embedded database, a fresh data folder, no ADMIN_PASSWORD: the
 // generated one is read from what it prints on stderr), then the README's own shell blocks, run
 // with bash and curl, word for word, in the README's order: a 201 callback request,
-// that request called back, a webhook. Then docs/api.md's walk-through of the
+// that request called back, GraphQL and the audit log, a webhook. Then docs/api.md's walk-through of the
 // callback lifecycle, on the same server (it reads its ids from the answers).
 
 const README = readFileSync(path.join(ROOT, 'README.md'), 'utf8');
@@ -80,6 +80,18 @@ describeIf(!curlMissing, 'needs-curl', 'no curl at /usr/bin/curl (apt-get instal
     expect(answers[3].callback_request).toMatchObject({ status: 'dialing', attempts: 1 });
     expect(answers[4].callback_request.status).toBe('completed');
     expect(answers[4].callback_request.history.map((h: { status: string }) => h.status)).toEqual(['offered', 'accepted', 'dialing', 'completed']);
+  });
+
+  it("runs the GraphQL and audit-log block as written: me is the admin; the newest records are the callback's completion and Ann's call status", async () => {
+    const run = await bash(script(journeyBlock('explore-journey')), { BASE: server.url, PW: generatedPassword(server), HOME: data.path });
+    expect(run.stderr).toBe('');
+    expect(run.code).toBe(0);
+    const [me, audit] = run.stdout.trim().split('\n').map((line) => JSON.parse(line));
+    expect(me).toEqual({ data: { me: { email: 'admin@example.com', role: 'ADMIN' } } });
+    expect(audit.audit_logs).toHaveLength(3);
+    expect(audit.audit_logs.map((a: { source_type: string; change_description: string }) => `${a.source_type}: ${a.change_description}`)).toEqual([
+      'user: Call status: none', 'callback_request: Completed: answered (agent 2)', 'user: Call status: on_call',
+    ]);
   });
 
   it('runs the webhook block as written: the example receiver prints the verified oauth_client.created', async () => {
