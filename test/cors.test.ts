@@ -110,12 +110,16 @@ describe('CORS (docs/api.md, "CORS")', () => {
       }
     });
 
-    it('covers the grant and revocation endpoints (a single-page app with PKCE), not the authorization pages, introspection, health or metrics', async () => {
+    it('covers the grant and revocation endpoints and the metadata (a single-page app with PKCE), not the authorization pages, introspection, health or metrics', async () => {
       for (const path of ['/oauth/tokens', '/oauth/revoke']) {
         const a = await preflight(base, path, DASHBOARD, 'POST', 'content-type');
         expect(a.status).toBe(204);
         expect(a.headers).toMatchObject({ 'access-control-allow-origin': DASHBOARD, 'access-control-allow-methods': 'POST' });
       }
+      const metadata = await send(base, 'GET', '/.well-known/oauth-authorization-server', { origin: DASHBOARD });
+      expect(metadata.status).toBe(200);
+      expect(metadata.headers['access-control-allow-origin']).toBe(DASHBOARD);
+      expect((await preflight(base, '/.well-known/oauth-authorization-server', DASHBOARD, 'GET', 'x-request-id')).headers).toMatchObject({ 'access-control-allow-origin': DASHBOARD, 'access-control-allow-methods': 'GET' });
       const token = await send(base, 'POST', '/oauth/tokens', { origin: DASHBOARD, 'content-type': 'application/x-www-form-urlencoded' }, 'grant_type=client_credentials');
       // (refused: no client authentication) with the origin, so that the app can read the RFC 6749 error
       expect(token.status).toBe(400);

@@ -1,6 +1,7 @@
 import type { FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import cors, { type FastifyCorsOptions } from '@fastify/cors';
+import { OAUTH_PATHS } from '../../domain/oauth-server/metadata';
 
 // CORS for browser dashboards on other origins (docs/api.md, "CORS"), with @fastify/cors,
 // registered only when CORS_ORIGINS lists origins: without it no answer carries a CORS header.
@@ -11,8 +12,9 @@ import cors, { type FastifyCorsOptions } from '@fastify/cors';
 //    host are not sent cross-origin, and the sign-in cookie of the authorization pages is
 //    useless to another origin);
 //  - only the APIs a page calls with a token: /graphql, /api/v2/…, and the grant and
-//    revocation endpoints (a single-page app using the code flow with PKCE redeems its code
-//    and revokes its tokens from the browser). Never the authorization pages (a person signs
+//    revocation endpoints with the server's metadata (a single-page app using the code flow
+//    with PKCE discovers the endpoints, redeems its code and revokes its tokens from the
+//    browser). Never the authorization pages (a person signs
 //    in and consents there, top-level, not from another origin's script), /oauth/introspect
 //    (resource servers call it, server to server), /metrics or the health checks.
 
@@ -23,6 +25,7 @@ const SCOPES = {
   // Apollo's CSRF prevention asks GET queries (and non-JSON POSTs) for one of its headers
   graphql: { methods: ['GET', 'POST'], headers: [...BASE_HEADERS, 'X-On-Behalf-Of', 'Apollo-Require-Preflight', 'X-Apollo-Operation-Name'] },
   oauth: { methods: ['POST'], headers: BASE_HEADERS },
+  discovery: { methods: ['GET'], headers: BASE_HEADERS },
 } as const;
 
 /** Answer headers a page may read besides the safelisted ones: the rate-limit budget, Retry-After, Location of a created record, the request id, the 401 challenge. */
@@ -36,7 +39,8 @@ function scopeOf(url: string): keyof typeof SCOPES | undefined {
   const path = q === -1 ? url : url.slice(0, q);
   if (path.startsWith('/api/v2/')) return 'rest';
   if (path === '/graphql') return 'graphql';
-  if (path === '/oauth/tokens' || path === '/oauth/revoke') return 'oauth';
+  if (path === OAUTH_PATHS.token || path === OAUTH_PATHS.revocation) return 'oauth';
+  if (path === OAUTH_PATHS.metadata) return 'discovery';
   return undefined;
 }
 
