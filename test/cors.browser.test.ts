@@ -86,7 +86,7 @@ run('CORS from a page on another origin, in a real browser', () => {
     const page = await (await browser.newContext({ viewport: { width: 1100, height: 420 } })).newPage();
     try {
       await page.goto(`${origin}/`);
-      const results = await page.evaluate(() => (window as unknown as { results: Promise<{ graphql: Result; rest: Result }> }).results);
+      const results = await page.evaluate(() => (globalThis as unknown as { results: Promise<{ graphql: Result; rest: Result }> }).results);
       await page.screenshot({ path: path.join(SHOTS, shot) });
       return results;
     } finally {
