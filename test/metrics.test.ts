@@ -141,7 +141,7 @@ describe('GET /metrics (docs/api.md, "Metrics")', () => {
     const duration = after.family(DURATION);
     expect(duration.type).toBe('histogram');
     const buckets = duration.samples.filter((s) => s.name === `${DURATION}_bucket` && labelsMatch(s, { ...route, status_code: '404' }));
-    expect(buckets.map((b) => b.labels.le)).toEqual(['0.005', '0.01', '0.025', '0.05', '0.1', '0.25', '0.5', '1', '2.5', '5', '10', '+Inf']);
+    expect(buckets.map((b) => b.labels.le)).toEqual(['0.001', '0.0025', '0.005', '0.01', '0.025', '0.05', '0.1', '0.25', '0.5', '1', '2.5', '5', '10', '+Inf']);
     for (let i = 1; i < buckets.length; i++) expect(buckets[i].value).toBeGreaterThanOrEqual(buckets[i - 1].value);
     expect(buckets[buckets.length - 1].value).toBe(notFound(after));
     expect(after.value(DURATION, { ...route, status_code: '404' }, `${DURATION}_count`)).toBe(notFound(after));
