@@ -218,6 +218,12 @@ describe('GET /metrics (docs/api.md, "Metrics")', () => {
       return `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`;
     }
 
+    it('shows every outcome from the start, at 0 before any delivery', async () => {
+      const s = await scrape(base);
+      for (const outcome of ['success', 'retrying', 'failed']) expect(s.value('webhook_delivery_attempts_total', { outcome })).toBe(0);
+      for (const outcome of ['done', 'retried', 'dead']) expect(s.value('jobs_processed_total', { outcome })).toBeGreaterThanOrEqual(0);
+    });
+
     it('counts delivery attempts by outcome: success, retrying, failed; and the jobs this engine processed', async () => {
       const rest = (url: string, payload: object) =>
         fetch(`${base}/api/v2${url}`, { method: 'POST', headers: { authorization: admin.basic, 'content-type': 'application/json' }, body: JSON.stringify(payload) });

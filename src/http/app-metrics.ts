@@ -109,6 +109,8 @@ export class AppMetrics implements EngineMetrics {
   private counted = { done: 0, retried: 0, dead: 0 };
 
   constructor(private readonly sources: ScrapeSources) {
+    // started with the first app, not at its first scrape: the process's CPU counters count from here
+    processMetrics();
     if (sources.pool) {
       this.pool = {
         total: new Gauge({ name: 'db_pool_connections', help: 'Database connections the pool holds open (idle or in use)', ...this.on }),
@@ -143,6 +145,8 @@ export class AppMetrics implements EngineMetrics {
   /** The engine of this process, whose processed jobs the scrape shows. */
   watchEngine(engine: { stats(): Promise<JobEngineStats> }): void {
     this.engine = engine;
+    // each outcome shows (at 0) from the first scrape on, so that rates and alerts see it
+    for (const outcome of ['success', 'retrying', 'failed'] as const) this.webhookAttempts.inc({ outcome }, 0);
   }
 
   /** The text a scrape answers: figures read now, then every metric of the app and of the process. */
@@ -184,7 +188,8 @@ export class AppMetrics implements EngineMetrics {
       // (two scrapes at once may get their figures in either order: only ever forward)
       for (const outcome of ['done', 'retried', 'dead'] as const) {
         const now = stats.processed[outcome];
-        if (now > this.counted[outcome]) this.processed.inc({ outcome }, now - this.counted[outcome]);
+        // (by 0 too: each outcome shows from the first scrape on)
+        this.processed.inc({ outcome }, Math.max(0, now - this.counted[outcome]));
         this.counted[outcome] = Math.max(now, this.counted[outcome]);
       }
     }
