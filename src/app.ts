@@ -20,6 +20,9 @@ import type { SubscriptionLimits } from './domain/events/subscription-limits';
 import { graphiql } from './http/plugins/graphiql';
 import { health } from './http/plugins/health';
 import { jsonBody } from './http/plugins/json-body';
+import { metrics, metricsAccess } from './http/plugins/metrics';
+import { corsForOrigins } from './http/plugins/cors';
+import { AppMetrics, type RetentionSource } from './http/app-metrics';
 import { apiDocs, openapi, type OpenApiDocument } from './http/plugins/openapi';
 import { openapiConformance } from './http/plugins/openapi-conformance';
 import { oauthServer } from './http/plugins/oauth-server';
@@ -37,11 +40,13 @@ export interface AppDeps {
   /** the composition root's services over the same database (createServices) */
   services: Services;
   config: Pick<Config, 'hashKey' | 'publicUrl' | 'graphqlIntrospection' | 'logLevel'> &
-    Partial<Pick<Config, 'benchMode' | 'openapiConformance' | 'graphqlExecutor' | 'trustProxy' | 'worker'>>;
+    Partial<Pick<Config, 'benchMode' | 'openapiConformance' | 'graphqlExecutor' | 'trustProxy' | 'worker' | 'env' | 'metricsToken' | 'corsOrigins'>>;
   /** limits of live subscriptions (docs/api.md, "Live events"); tests lower them */
   subscriptionLimits?: Partial<SubscriptionLimits>;
   /** pino options or false; tests pass a stream to capture logs */
   logger?: FastifyServerOptions['logger'];
+  /** the purge's last run, shown by /metrics (docs/api.md, "Metrics") */
+  retention?: RetentionSource;
 }
 
 export interface App {
@@ -49,6 +54,8 @@ export interface App {
   services: Services;
   /** the live fan-out of events to subscriptions */
   eventFeed: EventFeed;
+  /** what /metrics shows; undefined when it is off (production without METRICS_TOKEN). createJobEngine counts there too */
+  metrics?: AppMetrics;
 }
 
 /** Builds the HTTP application over a database, from its plugins; never listens (main.ts does). */
@@ -86,6 +93,14 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     await fastify.register(openapiConformance, { mode: config.openapiConformance, document: () => fastify.swagger() as unknown as OpenApiDocument });
   }
   await fastify.register(health, { db, jobs: () => services.jobs.stats(), worker: config.worker ?? false });
+  // GET /metrics, and the hook that measures every route registered after it
+  const access = metricsAccess(config);
+  const measured = access.kind === 'off'
+    ? undefined
+    : new AppMetrics({ pool: db.poolStats?.bind(db), jobs: () => services.jobs.stats(), retention: deps.retention, log: fastify.log });
+  await fastify.register(metrics, { access, metrics: measured });
+  // CORS for the listed browser origins on the APIs (CORS_ORIGINS); none listed, no CORS header anywhere
+  if (config.corsOrigins?.length) await fastify.register(corsForOrigins, { origins: config.corsOrigins });
   // bench instrumentation exists only in bench mode: nothing of it runs otherwise
   if (config.benchMode) await fastify.register(benchStats, { db });
   // live events: the process's one LISTEN, from its first subscriber on
@@ -113,5 +128,5 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   await fastify.register(authorizePages, { services, hashKey: config.hashKey, publicUrl: config.publicUrl });
   // GET /api/v2/openapi.json and Swagger UI at /api/docs, without authentication
   await fastify.register(apiDocs);
-  return { fastify, services, eventFeed: feed };
+  return { fastify, services, eventFeed: feed, metrics: measured };
 }

@@ -75,6 +75,16 @@ export interface Config {
    * OpenApiViolation (src/http/plugins/openapi-conformance.ts).
    */
   openapiConformance?: 'record' | 'fail';
+  /**
+   * The bearer secret of GET /metrics (METRICS_TOKEN). Unset: /metrics is off in
+   * production (404) and open to loopback clients only elsewhere (docs/api.md, "Metrics").
+   */
+  metricsToken?: string;
+  /**
+   * The browser origins (scheme://host[:port]) whose pages may call the APIs
+   * (CORS_ORIGINS); empty: no CORS headers at all (docs/api.md, "CORS").
+   */
+  corsOrigins: string[];
 }
 
 export type GraphQLExecutorKind = 'compiled' | 'interpreter';
@@ -222,7 +232,45 @@ export function loadConfig(env: Env = process.env): Config {
     },
     benchMode: bool(env, 'BENCH_MODE', false),
     openapiConformance: nodeEnv === 'test' ? conformance(env) : undefined,
+    metricsToken: metricsToken(env),
+    corsOrigins: corsOrigins(env),
   };
+}
+
+/** METRICS_TOKEN: a secret anyone scraping /metrics must send; as long as a password worth the name. */
+function metricsToken(env: Env): string | undefined {
+  const raw = env.METRICS_TOKEN?.trim();
+  if (raw === undefined || raw === '') return undefined;
+  if (raw.length < 16 || /\s/.test(raw)) {
+    throw new ConfigError('METRICS_TOKEN', 'must be at least 16 characters without spaces (e.g. `openssl rand -hex 32`)');
+  }
+  return raw;
+}
+
+/** CORS_ORIGINS: comma-separated exact origins, each scheme://host[:port] as browsers send it in Origin. */
+function corsOrigins(env: Env): string[] {
+  const raw = env.CORS_ORIGINS?.trim();
+  if (raw === undefined || raw === '') return [];
+  const origins = raw.split(',').map((entry) => {
+    const origin = entry.trim();
+    let u: URL | undefined;
+    try {
+      u = new URL(origin);
+    } catch {
+      u = undefined;
+    }
+    // (a wildcard parses as a host name: refused by the host's characters)
+    const host = u && /^([a-z0-9-]+\.)*[a-z0-9-]+$|^\[[0-9a-f:.]+\]$/.test(u.hostname);
+    if (!u || !host || !/^https?:$/.test(u.protocol) || u.origin !== origin.toLowerCase()) {
+      const hint = u && /^https?:$/.test(u.protocol) ? ` (did you mean ${u.origin}?)` : '';
+      throw new ConfigError(
+        'CORS_ORIGINS',
+        `must be a comma-separated list of origins, each http(s)://host[:port] with no path, no trailing slash and no wildcard (e.g. https://dashboard.example.com,http://localhost:5173), got "${origin}"${hint}`,
+      );
+    }
+    return u.origin;
+  });
+  return [...new Set(origins)];
 }
 
 // proxy-addr's names for the loopback, link-local and unique-local (private) ranges

@@ -37,7 +37,7 @@ async function runServer(config: Config, log: pino.Logger, prepare: boolean): Pr
   const db = await createDb({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolSize: config.dbPoolSize, countStatements: config.benchMode, log });
   const services = createServices({ db, hashKey: config.hashKey, limits: config.limits, webhookAllowPrivateEndpoints: config.webhookAllowPrivateEndpoints });
   if (prepare) await prepareDatabase(db, services, config, log);
-  const { fastify } = await buildApp({ db, services, config, logger: loggerOptions(config.logLevel) });
+  const { fastify, metrics } = await buildApp({ db, services, config, logger: loggerOptions(config.logLevel) });
   let stopping = false;
   // Responses sent while shutting down close their keep-alive connection: fastify.close()
   // waits for every connection, and one left idle would hold it until keepAliveTimeout.
@@ -49,7 +49,8 @@ async function runServer(config: Config, log: pino.Logger, prepare: boolean): Pr
   await fastify.listen({ port: config.port, host: config.host });
   log.info(`listening on http://${config.host}:${config.port} (GraphQL: /graphql, REST: /api/v2, database: ${db.kind})`);
   // the background engine (WORKER, on by default; off in a web-only process)
-  const engine = config.worker ? createJobEngine(db, services, { log, concurrency: config.jobConcurrency }) : undefined;
+  // (its webhook attempts and processed jobs are counted in /metrics)
+  const engine = config.worker ? createJobEngine(db, services, { log, concurrency: config.jobConcurrency, metrics }) : undefined;
   await engine?.start();
 
   const stop = async (signal: string) => {

@@ -32,6 +32,9 @@ describe('configuration (docs/api.md, "Operations")', () => {
     ['ADMIN_PASSWORD', { ADMIN_PASSWORD: 'short' }],
     ['JOB_CONCURRENCY', { JOB_CONCURRENCY: '0' }],
     ['JOB_CONCURRENCY', { JOB_CONCURRENCY: 'lots' }],
+    ['METRICS_TOKEN', { METRICS_TOKEN: 'short' }],
+    ['METRICS_TOKEN', { METRICS_TOKEN: 'has a space in it somewhere' }],
+    ['CORS_ORIGINS', { CORS_ORIGINS: '*' }],
   ])('names %s when it is bad (%j)', (variable, vars) => {
     let error: unknown;
     try {
@@ -138,6 +141,30 @@ describe('configuration (docs/api.md, "Operations")', () => {
     for (const bad of ['true', '*', '1', '10.0.0.0/33', '10.0.0.300', 'proxy.internal', '10.0.0.1,', '::1/129', '10.0.0.0/8/1']) {
       expect(() => loadConfig(env({ TRUST_PROXY: bad }))).toThrow(/^Invalid configuration: TRUST_PROXY must be a comma-separated list of the reverse proxies' IP addresses or CIDR ranges/);
     }
+  });
+
+  it('reads METRICS_TOKEN, unset by default (docs/api.md, "Metrics")', () => {
+    expect(loadConfig(env({})).metricsToken).toBeUndefined();
+    expect(loadConfig(env({ METRICS_TOKEN: '  ' })).metricsToken).toBeUndefined();
+    expect(loadConfig(env({ METRICS_TOKEN: ' 0123456789abcdef0123 ' })).metricsToken).toBe('0123456789abcdef0123');
+    // the message names the variable and what to do, never the value given
+    expect(() => loadConfig(env({ METRICS_TOKEN: 'secret-ish' }))).toThrow(
+      new ConfigError('METRICS_TOKEN', 'must be at least 16 characters without spaces (e.g. `openssl rand -hex 32`)'),
+    );
+  });
+
+  it('reads CORS_ORIGINS as exact origins, none by default, and names a bad entry (docs/api.md, "CORS")', () => {
+    expect(loadConfig(env({})).corsOrigins).toEqual([]);
+    expect(loadConfig(env({ CORS_ORIGINS: ' https://dash.example.com , http://localhost:5173,https://Ops.Example.com:8443,https://dash.example.com' })).corsOrigins).toEqual([
+      'https://dash.example.com', 'http://localhost:5173', 'https://ops.example.com:8443',
+    ]);
+    const bad = ['*', 'dash.example.com', 'https://dash.example.com/', 'https://dash.example.com/app', 'https://*.example.com', 'ftp://files.example.com',
+      'https://dash.example.com,', 'https://u:p@dash.example.com', 'https://dash.example.com?x=1', 'null', 'https://dash.example.com:443'];
+    for (const entry of bad) {
+      expect(() => loadConfig(env({ CORS_ORIGINS: entry }))).toThrow(/^Invalid configuration: CORS_ORIGINS must be a comma-separated list of origins, each http\(s\):\/\/host\[:port\]/);
+    }
+    // a near miss says what was meant
+    expect(() => loadConfig(env({ CORS_ORIGINS: 'https://dash.example.com/' }))).toThrow(/got "https:\/\/dash.example.com\/" \(did you mean https:\/\/dash.example.com\?\)$/);
   });
 
   // Without HASH_KEY on PostgreSQL, the key was a constant written in src/config.ts: it

@@ -40,7 +40,19 @@ export interface Db {
   listen(channel: string, onNotify: (payload?: string) => void): Promise<() => Promise<void>>;
   /** SQL statements sent so far, for the N+1 tests and bench mode; 0 unless countStatements was set. */
   statementCount(): number;
+  /** PostgreSQL: the pool's connections now (read-only, for /metrics); absent on PGlite, which has no pool. */
+  poolStats?(): PoolStats;
   close(): Promise<void>;
+}
+
+export interface PoolStats {
+  /** connections open (idle or lent out) */
+  total: number;
+  idle: number;
+  /** queries and transactions waiting for a connection */
+  waiting: number;
+  /** DB_POOL_SIZE */
+  max: number;
 }
 
 /** Where the connections of their own (LISTEN, the migration lock) say they lost the server (once per loss) and got it back. */
@@ -112,6 +124,7 @@ async function createPostgresDb(url: string, poolSize: number, countStatements: 
     sql: async (text, params) => (await pool.query(prepared(text, params))).rows,
     migrationFactory: () => wholeScripts(new PrismaPg({ connectionString: url, max: 2 })),
     statementCount: () => statements,
+    poolStats: () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount, max: poolSize }),
     async transaction(fn, first) {
       let broken: Error | undefined;
       // A checked-out client has no pool listener: the server ending the session between

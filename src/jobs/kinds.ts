@@ -1,12 +1,20 @@
 import type { Db } from '../db/create-db';
 import type { Services } from '../domain/services';
-import { JobEngine, type JobEngineOptions } from './engine';
-import { registerWebhookDeliveries, type WebhookDeliveryOptions } from './webhook-deliveries';
+import { JobEngine, type JobEngineOptions, type JobEngineStats } from './engine';
+import { registerWebhookDeliveries, type WebhookAttemptOutcome, type WebhookDeliveryOptions } from './webhook-deliveries';
 import { registerCallbackLifecycle } from './callback-lifecycle';
+
+/** Where an engine's figures go: the app's /metrics (src/http/app-metrics.ts). */
+export interface EngineMetrics {
+  webhookAttempt(outcome: WebhookAttemptOutcome): void;
+  watchEngine(engine: { stats(): Promise<JobEngineStats> }): void;
+}
 
 export interface JobKindsOptions extends JobEngineOptions {
   /** webhook deliveries' settings (tests shorten the retry schedule) */
   webhooks?: WebhookDeliveryOptions;
+  /** the process's app metrics, when it serves /metrics: webhook attempts and processed jobs are counted there */
+  metrics?: EngineMetrics;
 }
 
 /**
@@ -16,8 +24,10 @@ export interface JobKindsOptions extends JobEngineOptions {
 export function createJobEngine(db: Pick<Db, 'listen'>, services: Services, options: JobKindsOptions = {}): JobEngine {
   const engine = new JobEngine(db, services.jobs, options);
   // the events' fan-out to webhooks, and the deliveries
-  registerWebhookDeliveries(engine, services, options.webhooks);
+  const metrics = options.metrics;
+  registerWebhookDeliveries(engine, services, metrics ? { ...options.webhooks, onAttempt: metrics.webhookAttempt } : options.webhooks);
   // the callback lifecycle's timers: offers expiring, retries coming due, wrap-ups ending
   registerCallbackLifecycle(engine, services);
+  metrics?.watchEngine(engine);
   return engine;
 }

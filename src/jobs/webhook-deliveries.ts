@@ -11,10 +11,15 @@ import { FinalJobError, RetryJobLater, type JobEngine } from './engine';
 // webhook.deliver job each, in one transaction), and webhook.deliver sends one
 // invocation: signed, guarded, within 12 s, retried on the policy's schedule.
 
+/** What became of one attempt: delivered, failed and tried again later, or failed and given up. */
+export type WebhookAttemptOutcome = 'success' | 'retrying' | 'failed';
+
 export interface WebhookDeliveryOptions {
   /** seconds before the next attempt after `failed` failed attempts (default: the policy's schedule); tests shorten it */
   retryDelay?: (failed: number, retryAfter?: number) => number;
   timeoutMs?: number;
+  /** told of every attempt once it is recorded (the app's /metrics counts them) */
+  onAttempt?: (outcome: WebhookAttemptOutcome) => void;
 }
 
 function ids(job: ClaimedJob, field: string): { accountId: bigint; id: string } {
@@ -48,7 +53,7 @@ export function registerWebhookDeliveries(engine: JobEngine, services: Services,
       const verdict = verdictOf(result);
       const made = delivery.target.invocation.attempts + 1;
       const retry = verdict === 'retry' && made < MAX_ATTEMPTS;
-      const status = verdict === 'success' ? 'success' : retry ? 'retrying' : 'failed';
+      const status: WebhookAttemptOutcome = verdict === 'success' ? 'success' : retry ? 'retrying' : 'failed';
       const reason = result.kind === 'response' ? (verdict === 'success' ? null : `HTTP ${result.status}`) : result.reason;
       await deliveries.recordAttempt(
         delivery,
@@ -58,6 +63,7 @@ export function registerWebhookDeliveries(engine: JobEngine, services: Services,
         },
         { status, reason: status === 'failed' ? reason : null, delivered: verdict === 'success' },
       );
+      options.onAttempt?.(status);
       if (retry) throw new RetryJobLater(`delivery failed: ${reason}`, retryDelay(made, result.kind === 'response' ? result.retryAfterSeconds : undefined));
     },
   });

@@ -8,6 +8,7 @@ import { hmacHex, randomUrlSafe } from '../../src/domain/crypto';
 import type { Role } from '../../src/domain/auth/viewer';
 import { createTestDb, type TestDb } from './test-db';
 import type { SubscriptionLimits } from '../../src/domain/events/subscription-limits';
+import type { RetentionSource } from '../../src/http/app-metrics';
 
 export const TEST_HASH_KEY = Buffer.from('test-hash-key-0123456789abcdef0123456789', 'utf8');
 export const DEFAULT_LIMITS: Limits = { loginFailures: 10, loginWindowSeconds: 300, callbackRequests: 30, callbackWindowSeconds: 600, ...OAUTH_LIMIT_DEFAULTS };
@@ -61,6 +62,12 @@ export async function createTestApp(
     webhookAllowPrivateEndpoints?: boolean;
     /** PGlite runs: the database in this folder, not in memory (for a server process or the CLI after close(), with HASH_KEY=TEST_HASH_KEY) */
     dataDir?: string;
+    /** NODE_ENV as the app sees it (only /metrics's access depends on it); METRICS_TOKEN; CORS_ORIGINS */
+    env?: 'production' | 'development' | 'test';
+    metricsToken?: string;
+    corsOrigins?: string[];
+    /** what /metrics shows of the purge */
+    retention?: RetentionSource;
   } = {},
 ): Promise<TestContext> {
   const db = await createTestDb({ dataDir: options.dataDir });
@@ -83,9 +90,13 @@ export async function createTestApp(
       logLevel: 'info',
       // every answer is checked against the OpenAPI document; test/helpers/openapi-conformance.ts fails the file on a violation
       openapiConformance: 'record',
+      env: options.env,
+      metricsToken: options.metricsToken,
+      corsOrigins: options.corsOrigins,
     },
     logger: { level: 'info', stream },
     subscriptionLimits: options.subscriptionLimits,
+    retention: options.retention,
   });
   await app.fastify.ready();
   const inject = (opts: InjectOptions) => app.fastify.inject(opts);
