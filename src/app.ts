@@ -85,7 +85,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   if (config.openapiConformance) {
     await fastify.register(openapiConformance, { mode: config.openapiConformance, document: () => fastify.swagger() as unknown as OpenApiDocument });
   }
-  await fastify.register(health, { db, jobs: () => services.jobs.stats(), worker: config.worker ?? false });
+  await fastify.register(health, { db, jobs: () => services.jobs.stats(), worker: config.worker ?? false, retention: () => services.retention.lastRun() });
   // bench instrumentation exists only in bench mode: nothing of it runs otherwise
   if (config.benchMode) await fastify.register(benchStats, { db });
   // live events: the process's one LISTEN, from its first subscriber on
