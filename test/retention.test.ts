@@ -307,6 +307,29 @@ describe('the recurring job retention.purge', () => {
       for (const engine of engines) await engine.stop();
     }
   });
+
+  it('stops when a renewal finds its lease taken (the process had stalled past it): the purge is the new holder\'s', async () => {
+    const now = await dbNow(db);
+    for (let i = 0; i < 35; i++) await insertRateHit(db.sql, new Date(now.getTime() - (i + 1) * S));
+    const warnings: string[] = [];
+    const log = { info: () => {}, warn: (_o: object, m: string) => warnings.push(m), error: () => {} };
+    const engine = createJobEngine(db, servicesOn(db, { batchSize: 10, pauseMs: 60_000 }), { leaseSeconds: 1, log });
+    await engine.start();
+    try {
+      await waitFor(async () => (await count(db, 'rate_window_hits')) === 25);
+      // another process claimed it meanwhile
+      await db.sql("UPDATE jobs SET locked_by = 'another-process', locked_until = now() + interval '1 minute' WHERE kind = $1", [RETENTION_JOB]);
+      await waitFor(async () => (await db.sql<{ stopped: boolean }>('SELECT stopped FROM retention_runs')).length === 1);
+      expect(await db.sql('SELECT stopped FROM retention_runs')).toEqual([{ stopped: true }]);
+      await waitFor(async () => warnings.length > 0);
+      expect(warnings).toEqual(['job stopped: its lease was lost (another process may run it)']);
+      // left to its new holder: neither given back nor rescheduled by this engine
+      expect(await jobRow()).toMatchObject({ locked_by: 'another-process' });
+      expect(await count(db, 'rate_window_hits')).toBe(25);
+    } finally {
+      await engine.stop();
+    }
+  });
 });
 
 /** The index each table's purge must range over (prisma/migrations/*_retention_indexes, and rate_window_hits' own). */
