@@ -92,12 +92,12 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   if (config.openapiConformance) {
     await fastify.register(openapiConformance, { mode: config.openapiConformance, document: () => fastify.swagger() as unknown as OpenApiDocument });
   }
-  await fastify.register(health, { db, jobs: () => services.jobs.stats(), worker: config.worker ?? false });
+  await fastify.register(health, { db, jobs: () => services.jobs.stats(), worker: config.worker ?? false, retention: () => services.retention.lastRun() });
   // GET /metrics, and the hook that measures every route registered after it
   const access = metricsAccess(config);
   const measured = access.kind === 'off'
     ? undefined
-    : new AppMetrics({ pool: db.poolStats?.bind(db), jobs: () => services.jobs.stats(), retention: deps.retention, log: fastify.log });
+    : new AppMetrics({ pool: db.poolStats?.bind(db), jobs: () => services.jobs.stats(), retention: deps.retention ?? services.retention, log: fastify.log });
   await fastify.register(metrics, { access, metrics: measured });
   // CORS for the listed browser origins on the APIs (CORS_ORIGINS); none listed, no CORS header anywhere
   if (config.corsOrigins?.length) await fastify.register(corsForOrigins, { origins: config.corsOrigins });

@@ -46,6 +46,32 @@ describe('configuration (docs/api.md, "Operations")', () => {
     expect((error as Error).message).toContain(variable);
   });
 
+  // the retention purge (docs/api.md, "Retention"): periods are non-negative integers, the interval and batch size positive
+  it.each([
+    ...['CODE_RETENTION_SECONDS', 'GRANT_RETENTION_SECONDS', 'TOKEN_RETENTION_SECONDS', 'SECRET_RETENTION_SECONDS', 'WEBHOOK_RETENTION_SECONDS', 'JOB_RETENTION_SECONDS',
+      'AUDIT_RETENTION_DAYS', 'CALLBACK_RETENTION_DAYS', 'RETENTION_PAUSE_MS'].flatMap((name) => [[name, '-1'], [name, '1.5'], [name, 'a week'], [name, '99999999999']]),
+    ['RETENTION_INTERVAL_SECONDS', '0'], ['RETENTION_INTERVAL_SECONDS', 'hourly'], ['RETENTION_BATCH_SIZE', '0'], ['RETENTION_BATCH_SIZE', '1000000'],
+  ])('names %s when it is %j', (variable, value) => {
+    expect(() => loadConfig(env({ [variable]: value }))).toThrow(new RegExp(`^Invalid configuration: ${variable} must be`));
+  });
+
+  it('keeps what is over as issue 24 says unless the retention settings say otherwise', () => {
+    expect(loadConfig(env({})).retention).toEqual({
+      codeSeconds: 3600, grantSeconds: 86_400, tokenSeconds: 604_800, secretSeconds: 86_400, webhookSeconds: 604_800, jobSeconds: 604_800,
+      auditDays: 400, callbackDays: 90, intervalSeconds: 600, batchSize: 1000, pauseMs: 20,
+    });
+    const set = loadConfig(
+      env({
+        CODE_RETENTION_SECONDS: '60', GRANT_RETENTION_SECONDS: '0', TOKEN_RETENTION_SECONDS: '120', SECRET_RETENTION_SECONDS: '5', WEBHOOK_RETENTION_SECONDS: '3600',
+        JOB_RETENTION_SECONDS: '7', AUDIT_RETENTION_DAYS: '0', CALLBACK_RETENTION_DAYS: '30', RETENTION_INTERVAL_SECONDS: '30', RETENTION_BATCH_SIZE: '500', RETENTION_PAUSE_MS: '0',
+      }),
+    );
+    expect(set.retention).toEqual({
+      codeSeconds: 60, grantSeconds: 0, tokenSeconds: 120, secretSeconds: 5, webhookSeconds: 3600, jobSeconds: 7, auditDays: 0, callbackDays: 30,
+      intervalSeconds: 30, batchSize: 500, pauseMs: 0,
+    });
+  });
+
   it('runs 50 background jobs at once per process unless JOB_CONCURRENCY says otherwise', () => {
     expect(loadConfig(env({})).jobConcurrency).toBe(50);
     expect(loadConfig(env({ JOB_CONCURRENCY: '8' })).jobConcurrency).toBe(8);

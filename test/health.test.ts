@@ -30,7 +30,8 @@ describe('health endpoints', () => {
   it('GET /readyz answers 200 ready on a migrated database, with the background queue', async () => {
     const res = await ctx.inject({ method: 'GET', url: '/readyz' });
     expect(res.statusCode).toBe(200);
-    expect(res.json()).toEqual({ status: 'ready', jobs: IDLE_QUEUE });
+    // no purge has run yet on this database
+    expect(res.json()).toEqual({ status: 'ready', jobs: IDLE_QUEUE, retention: null });
   });
 
   it('GET /readyz shows jobs waiting and how long the oldest has waited', async () => {
@@ -46,6 +47,26 @@ describe('health endpoints', () => {
       expect(jobs.oldest_due_seconds).toBeLessThan(60);
     } finally {
       await ctx.db.sql("DELETE FROM jobs WHERE kind LIKE 'readyz-%'");
+    }
+  });
+
+  it('GET /readyz shows the last retention purge, whatever process ran it, and when the next is due (docs/api.md, "Retention")', async () => {
+    await ctx.db.sql("INSERT INTO rate_window_hits (key, created_at, expires_at) VALUES ('readyz:old', now() - interval '1 hour', now() - interval '55 minutes')");
+    await ctx.db.sql("INSERT INTO jobs (kind, key, run_at) VALUES ('retention.purge', 'recurring', now() + interval '10 minutes')");
+    // another process's purge (the CLI's, a worker's): its figures are in the database
+    const report = await createServices({ db: ctx.db, ...config }).retention.run();
+    try {
+      const res = await ctx.inject({ method: 'GET', url: '/readyz' });
+      expect(res.statusCode).toBe(200);
+      const { retention } = res.json();
+      expect(retention).toEqual({
+        last_run_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/), duration_ms: Math.round(report.durationMs),
+        removed: { ...report.removed, rate_window_hits: 1 }, next_run_at: expect.any(String),
+      });
+      expect(Date.now() - Date.parse(retention.last_run_at)).toBeLessThan(60_000);
+      expect(Date.parse(retention.next_run_at) - Date.now()).toBeGreaterThan(9 * 60_000);
+    } finally {
+      await ctx.db.sql("DELETE FROM jobs WHERE kind = 'retention.purge'");
     }
   });
 });
@@ -139,6 +160,6 @@ describe('readiness before migrations', () => {
     await migrate(db);
     const ready = await app.fastify.inject({ method: 'GET', url: '/readyz' });
     expect(ready.statusCode).toBe(200);
-    expect(ready.json()).toEqual({ status: 'ready', jobs: IDLE_QUEUE });
+    expect(ready.json()).toEqual({ status: 'ready', jobs: IDLE_QUEUE, retention: null });
   });
 });

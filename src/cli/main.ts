@@ -7,6 +7,7 @@ import { DatabaseInUseError } from '../db/dir-lock';
 import { systemActor } from '../domain/audit/audit-log.repository';
 import { createServices } from '../domain/services';
 import { ValidationError } from '../domain/errors';
+import type { RetentionReport } from '../domain/retention/retention.service';
 
 const USAGE = `usage: npm run cli -- <resource> <command> [options]
 
@@ -21,6 +22,8 @@ const USAGE = `usage: npm run cli -- <resource> <command> [options]
   phone-number list [--account <id>]
   group create --account <id> --name <name>
   group list [--account <id>]
+  purge [--dry-run]        removes what is over past its retention, once, and prints per table what
+                           it removed (--dry-run: what it would remove, removing nothing)
 
 Works on DATABASE_URL, or on the embedded database in DATA_DIR (default ./.data).`;
 
@@ -47,6 +50,19 @@ function print(value: unknown): void {
   );
 }
 
+/** A purge's figures as a person reads them: one line per table, the total, how long it took. */
+function purgeTable(report: RetentionReport): string {
+  const rows = Object.entries(report.removed);
+  const total = rows.reduce((sum, [, n]) => sum + n, 0);
+  const heading = report.dryRun ? 'would remove' : 'removed';
+  const width = Math.max(...rows.map(([table]) => table.length), 'total'.length);
+  const line = (label: string, value: string) => `${label.padEnd(width)}  ${value.padStart(heading.length)}\n`;
+  const number = (n: number) => n.toLocaleString('en-US');
+  let out = line('table', heading) + rows.map(([table, n]) => line(table, number(n))).join('') + line('total', number(total));
+  out += `${report.dryRun ? 'dry run: nothing was removed; ' : ''}${report.stopped ? 'stopped before the end (run it again to go on); ' : ''}took ${Math.round(report.durationMs)} ms\n`;
+  return out;
+}
+
 async function run(argv: string[]): Promise<void> {
   const { positionals, values } = parseArgs({
     args: argv,
@@ -62,6 +78,7 @@ async function run(argv: string[]): Promise<void> {
       'callback-enabled': { type: 'boolean' },
       'omnichannel-routing': { type: 'string' },
       subdomain: { type: 'string' },
+      'dry-run': { type: 'boolean' },
       help: { type: 'boolean', short: 'h' },
     },
   });
@@ -71,14 +88,14 @@ async function run(argv: string[]): Promise<void> {
     return;
   }
   const key = `${resource} ${command ?? ''}`.trim();
-  const known = ['account create', 'account list', 'account set', 'user create', 'user list', 'user reset-password', 'phone-number create', 'phone-number list', 'group create', 'group list'];
+  const known = ['account create', 'account list', 'account set', 'user create', 'user list', 'user reset-password', 'phone-number create', 'phone-number list', 'group create', 'group list', 'purge'];
   if (!known.includes(key)) throw new UsageError(`unknown command "${key}"`);
 
   const config = loadConfig();
   const db = await createDb({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolSize: 2 });
   try {
     await migrate(db);
-    const { accounts, users, phoneNumbers, groups } = createServices({ db, hashKey: config.hashKey, limits: config.limits });
+    const { accounts, users, phoneNumbers, groups, retention } = createServices({ db, hashKey: config.hashKey, limits: config.limits, retention: config.retention });
     const flags = values as Flags;
     /** The account a command acts in, as the system (the audit log's actor "CLI"); refused when it does not exist. */
     const inAccount = async (name: string) => {
@@ -154,6 +171,12 @@ async function run(argv: string[]): Promise<void> {
         return print(await groups.create(await inAccount('account'), { name: required(flags, 'name') }));
       case 'group list':
         return print(await listOf((actor) => allPages((page) => groups.list(actor, { page, perPage: 100 }))));
+      case 'purge': {
+        // Ctrl-C or SIGTERM: stops after the batch under way (what it removed stays removed)
+        const stop = new AbortController();
+        for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => stop.abort());
+        return void process.stdout.write(purgeTable(await retention.run({ dryRun: flags['dry-run'] === true, signal: stop.signal })));
+      }
     }
   } finally {
     await db.close();

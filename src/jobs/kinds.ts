@@ -3,6 +3,7 @@ import type { Services } from '../domain/services';
 import { JobEngine, type JobEngineOptions, type JobEngineStats } from './engine';
 import { registerWebhookDeliveries, type WebhookAttemptOutcome, type WebhookDeliveryOptions } from './webhook-deliveries';
 import { registerCallbackLifecycle } from './callback-lifecycle';
+import { registerRetention } from './retention';
 
 /** Where an engine's figures go: the app's /metrics (src/http/app-metrics.ts). */
 export interface EngineMetrics {
@@ -29,5 +30,7 @@ export function createJobEngine(db: Pick<Db, 'listen'>, services: Services, opti
   // the callback lifecycle's timers: offers expiring, retries coming due, wrap-ups ending
   registerCallbackLifecycle(engine, services);
   metrics?.watchEngine(engine);
+  // the retention purge: what is over past its retention, removed in batches (docs/api.md, "Retention")
+  registerRetention(engine, services, options.log);
   return engine;
 }
