@@ -1,4 +1,5 @@
 import { DEFAULT_JOB_CONCURRENCY } from './jobs/engine';
+import { RETENTION_DEFAULTS, type RetentionSettings } from './domain/retention/retention-settings';
 import { readFileSync, writeFileSync, mkdirSync, existsSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import { isIP } from 'node:net';
@@ -67,6 +68,8 @@ export interface Config {
    */
   graphqlExecutor: GraphQLExecutorKind;
   limits: Limits;
+  /** the retention purge: how long what is over is kept, and its pace (docs/api.md, "Retention") */
+  retention: RetentionSettings;
   /** counts SQL statements per request (benchmarks only) */
   benchMode: boolean;
   /**
@@ -220,8 +223,30 @@ export function loadConfig(env: Env = process.env): Config {
       oauthUserLiveGrants: int(env, 'OAUTH_USER_LIVE_GRANTS', OAUTH_LIMIT_DEFAULTS.oauthUserLiveGrants, 1, 100_000),
       oauthClientLiveTokens: int(env, 'OAUTH_CLIENT_LIVE_TOKENS', OAUTH_LIMIT_DEFAULTS.oauthClientLiveTokens, 1, 100_000_000),
     },
+    retention: retentionSettings(env),
     benchMode: bool(env, 'BENCH_MODE', false),
     openapiConformance: nodeEnv === 'test' ? conformance(env) : undefined,
+  };
+}
+
+const TEN_YEARS_SECONDS = 315_360_000;
+
+/** The retention purge's settings: periods (0 = at once; days: 0 = forever), interval, batch size and pause. */
+function retentionSettings(env: Env): RetentionSettings {
+  const d = RETENTION_DEFAULTS;
+  const seconds = (name: string, fallback: number) => int(env, name, fallback, 0, TEN_YEARS_SECONDS);
+  return {
+    codeSeconds: seconds('CODE_RETENTION_SECONDS', d.codeSeconds),
+    grantSeconds: seconds('GRANT_RETENTION_SECONDS', d.grantSeconds),
+    tokenSeconds: seconds('TOKEN_RETENTION_SECONDS', d.tokenSeconds),
+    secretSeconds: seconds('SECRET_RETENTION_SECONDS', d.secretSeconds),
+    webhookSeconds: seconds('WEBHOOK_RETENTION_SECONDS', d.webhookSeconds),
+    jobSeconds: seconds('JOB_RETENTION_SECONDS', d.jobSeconds),
+    auditDays: int(env, 'AUDIT_RETENTION_DAYS', d.auditDays, 0, 36_500),
+    callbackDays: int(env, 'CALLBACK_RETENTION_DAYS', d.callbackDays, 0, 36_500),
+    intervalSeconds: int(env, 'RETENTION_INTERVAL_SECONDS', d.intervalSeconds, 1, 604_800),
+    batchSize: int(env, 'RETENTION_BATCH_SIZE', d.batchSize, 1, 100_000),
+    pauseMs: int(env, 'RETENTION_PAUSE_MS', d.pauseMs, 0, 60_000),
   };
 }
 

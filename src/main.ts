@@ -33,7 +33,7 @@ async function prepareDatabase(db: Db, services: Services, config: Config, log: 
 
 async function runServer(config: Config, log: pino.Logger, prepare: boolean): Promise<void> {
   const db = await createDb({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolSize: config.dbPoolSize, countStatements: config.benchMode, log });
-  const services = createServices({ db, hashKey: config.hashKey, limits: config.limits, webhookAllowPrivateEndpoints: config.webhookAllowPrivateEndpoints });
+  const services = createServices({ db, hashKey: config.hashKey, limits: config.limits, webhookAllowPrivateEndpoints: config.webhookAllowPrivateEndpoints, retention: config.retention });
   if (prepare) await prepareDatabase(db, services, config, log);
   const { fastify } = await buildApp({ db, services, config, logger: loggerOptions(config.logLevel) });
   let stopping = false;
@@ -77,7 +77,7 @@ async function runServer(config: Config, log: pino.Logger, prepare: boolean): Pr
 /** `npm run worker`: the background engine alone, no HTTP (beside web-only processes started with --no-worker). */
 async function runWorker(config: Config, log: pino.Logger): Promise<void> {
   const db = await createDb({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolSize: config.dbPoolSize, log });
-  const services = createServices({ db, hashKey: config.hashKey, limits: config.limits, webhookAllowPrivateEndpoints: config.webhookAllowPrivateEndpoints });
+  const services = createServices({ db, hashKey: config.hashKey, limits: config.limits, webhookAllowPrivateEndpoints: config.webhookAllowPrivateEndpoints, retention: config.retention });
   await prepareDatabase(db, services, config, log);
   const engine = createJobEngine(db, services, { log, concurrency: config.jobConcurrency });
   await engine.start();

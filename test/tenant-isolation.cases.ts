@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { CrossTenantReason, TenantSql } from '../src/db/tenant-sql';
 import { recordAudit, systemActor } from '../src/domain/audit/audit-log.repository';
 import { newWebhook, type TenantFixture } from './helpers/tenant-fixtures';
+import { RANGE_START, RETENTION_TABLES } from '../src/domain/retention/retention.repository';
 
 // The isolation case of every repository method (test/tenant-isolation.test.ts
 // checks that the list is complete: a method without a case fails the suite).
@@ -33,6 +34,7 @@ const newToken = () => ({
 const secret = { secret: 'isolation-new-secret-0123456789', secretHash: 'isolation-new-secret' };
 const window = { bucket: 'isolation-case', limit: 30, seconds: 600 };
 const throttle = [{ key: 'isolation-key', limit: 10 }];
+const anHourAgo = () => new Date(Date.now() - 3_600_000);
 
 export const CASES: Record<string, IsolationCase> = {
   'AccountRepository.find': { run: (r, c) => r.find(scope(c)), nothing: (res, t) => expect(res.id).not.toBe(t.account) },
@@ -169,6 +171,7 @@ export const CASES: Record<string, IsolationCase> = {
   'JobRepository.finish': { crossTenant: 'jobEngine', run: (r) => r.finish('isolation-worker', { id: 0n, attempt: 1 }) },
   'JobRepository.fail': { crossTenant: 'jobEngine', run: (r) => r.fail('isolation-worker', { id: 0n, attempt: 1 }, 'isolation', 1, false) },
   'JobRepository.release': { crossTenant: 'jobEngine', run: (r) => r.release('isolation-worker', [{ id: 0n, attempt: 1 }]) },
+  'JobRepository.renewLease': { crossTenant: 'jobEngine', run: (r) => r.renewLease('isolation-worker', { id: 0n, attempt: 1 }, 60) },
   'JobRepository.nextDueInSeconds': { crossTenant: 'jobEngine', run: (r) => r.nextDueInSeconds(['isolation-none']) },
   'JobRepository.stats': { crossTenant: 'jobEngine', run: (r) => r.stats() },
   'AuditLogRepository.find': { run: (r, c, t) => r.find(scope(c), t.auditId), nothing: null },
@@ -176,6 +179,27 @@ export const CASES: Record<string, IsolationCase> = {
   'AuditLogRepository.count': { run: (r, c, t) => r.count(scope(c), { actorId: t.adminId }), nothing: 0 },
   'EventLogRepository.find': { run: (r, c, t) => r.find(scope(c), t.eventId), nothing: null },
   'EventLogRepository.findPublished': { crossTenant: 'eventFeed', run: (r, _c, t) => r.findPublished(t.eventId) },
+
+  // The purge spans accounts by design (an expired row is removed whoever's it is); the
+  // fixtures are minutes old, so with an hour's retention nothing of the target is over.
+  'RetentionRepository.now': { crossTenant: 'retention', run: (r) => r.now() },
+  'RetentionRepository.purgeBatch': {
+    crossTenant: 'retention',
+    run: async (r) => {
+      for (const table of RETENTION_TABLES) await r.purgeBatch(table, anHourAgo(), RANGE_START, 1000);
+    },
+  },
+  'RetentionRepository.countOver': {
+    crossTenant: 'retention',
+    run: async (r) => {
+      for (const table of RETENTION_TABLES) expect(await r.countOver(table, anHourAgo())).toBe(0);
+    },
+  },
+  'RetentionRepository.recordRun': {
+    crossTenant: 'retention',
+    run: (r) => r.recordRun({ startedAt: new Date(), finishedAt: new Date(), durationMs: 1, removed: { oauth_tokens: 0 }, stopped: false }),
+  },
+  'RetentionRepository.lastRun': { crossTenant: 'retention', run: (r) => r.lastRun() },
   recordAudit: {
     writesOwn: true, nothing: undefined,
     run: (_r, c, t, sql) => recordAudit(sql, systemActor(c.account), { action: 'update', sourceType: 'group', sourceId: t.groupId, sourceLabel: 'x', description: 'isolation' }),

@@ -31,6 +31,12 @@ export const CROSS_TENANT = {
   jobEngine: 'the job engine works through the jobs of every account',
   /** The live event feed (src/domain/events/event-feed.ts) reads each new event once, by the id its NOTIFY carries, before it knows the account; it hands the event only to that account's subscribers. */
   eventFeed: 'a new event is read by its id, once for all subscribers, before its account is known',
+  /**
+   * The retention purge (src/domain/retention) removes what is over past its retention in every
+   * account at once, by index range (an expired token is expired whoever's it is): per account it
+   * would be one statement per account and table on every run, most of them finding nothing.
+   */
+  retention: 'the retention purge removes what is over in every account at once',
   /** The operator (CLI) and the first start create and list the accounts themselves. */
   operator: 'the operator and the first start work on all accounts',
 } as const;

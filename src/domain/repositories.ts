@@ -21,6 +21,7 @@ import { WebhookInvocationRepository } from './webhooks/webhook-invocation.repos
 import { CallbackLifecycleRepository } from './voice/callback-lifecycle.repository';
 import { VoiceStatsRepository } from './voice/voice-stats.repository';
 import { GroupMembershipRepository } from './voice/group-membership.repository';
+import { RetentionRepository } from './retention/retention.repository';
 
 /**
  * Every repository, over one connection: the pool's (built once, by the
@@ -60,6 +61,8 @@ export function repositories(on: TenantSql) {
     invocations: new WebhookInvocationRepository(on),
     /** events in Zendesk's envelope (written with the audit records) */
     eventLog: new EventLogRepository(on),
+    /** the retention purge: what is over, removed in batches across accounts */
+    retention: new RetentionRepository(on),
   };
 }
 

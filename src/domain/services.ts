@@ -22,6 +22,8 @@ import { WebhookService } from './webhooks/webhook.service';
 import { WebhookDeliveryService } from './webhooks/webhook-delivery.service';
 import { WebhookInvocationService } from './webhooks/webhook-invocation.service';
 import { GroupMembershipService } from './voice/group-membership.service';
+import { RetentionService } from './retention/retention.service';
+import { RETENTION_DEFAULTS, type RetentionSettings } from './retention/retention-settings';
 
 interface ServiceOptions {
   db: Pick<Db, 'sql' | 'transaction'>;
@@ -32,6 +34,8 @@ interface ServiceOptions {
    * addresses. Absent (the CLI, the OpenAPI emitter), the guard is strict.
    */
   webhookAllowPrivateEndpoints?: boolean;
+  /** the retention purge's periods and pace (config.retention); absent, the defaults */
+  retention?: RetentionSettings;
 }
 
 /**
@@ -82,6 +86,8 @@ export function createServices(options: ServiceOptions) {
     jobs: repos.jobs,
     /** the events, for the live feed of subscriptions (src/domain/events/event-feed.ts) */
     eventLog: repos.eventLog,
+    /** the retention purge (docs/api.md, "Retention"), run by the job retention.purge and `npm run cli -- purge` */
+    retention: new RetentionService(repos.retention, options.retention ?? RETENTION_DEFAULTS),
   };
 }
 

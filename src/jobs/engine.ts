@@ -26,6 +26,12 @@ export interface JobKind {
   retryIn?(attempt: number): number;
   /** recurring: due again this many seconds after each run (a key makes it one across processes) */
   everySeconds?: number;
+  /**
+   * A job that may run longer than the lease (the retention purge): while it runs, the
+   * engine renews its lease every third of it, so that no other process claims it; if a
+   * renewal finds the lease lost (this process stalled past it), the job's signal fires.
+   */
+  heartbeat?: boolean;
 }
 
 export interface JobEngineOptions {
@@ -179,11 +185,20 @@ export class JobEngine {
 
   private async execute(job: ClaimedJob): Promise<void> {
     const handler = this.kinds.get(job.kind)!;
+    const beat = handler.heartbeat ? this.heartbeat(job) : undefined;
     try {
-      await handler.run(job, this.abort.signal);
+      await handler.run(job, beat?.signal ?? this.abort.signal);
+      if (beat?.lost()) {
+        this.options.log?.warn({ job: String(job.id), kind: job.kind }, 'job stopped: its lease was lost (another process may run it)');
+        return;
+      }
       if (await this.jobs.finish(this.worker, job, handler.everySeconds)) this.processed.done++;
       else this.options.log?.warn({ job: String(job.id), kind: job.kind }, 'job finished after its lease expired: another process had claimed it');
     } catch (err) {
+      if (beat?.lost()) {
+        this.options.log?.warn({ job: String(job.id), kind: job.kind }, 'job stopped: its lease was lost (another process may run it)');
+        return;
+      }
       if (this.abort.signal.aborted) {
         // stopped mid-job: given back uncounted, for this or another process to run again
         await this.jobs.release(this.worker, [job]).catch(() => {});
@@ -198,6 +213,27 @@ export class JobEngine {
       const log = { job: String(job.id), kind: job.kind, attempt: job.attempt, outcome, error: message };
       if (outcome === 'dead') this.options.log?.error(log, 'job failed for good');
       else this.options.log?.warn(log, 'job failed');
+    } finally {
+      beat?.stop();
     }
+  }
+
+  /** Renews a long job's lease every third of it while it runs; its signal fires on stop() or when the lease is lost. */
+  private heartbeat(job: ClaimedJob): { signal: AbortSignal; lost(): boolean; stop(): void } {
+    const lease = new AbortController();
+    let lost = false;
+    const timer = setInterval(() => {
+      this.jobs.renewLease(this.worker, job, this.lease).then(
+        (held) => {
+          if (held || lost) return;
+          lost = true;
+          lease.abort();
+        },
+        // a database outage: the next beat tries again (the lease has two thirds left)
+        () => {},
+      );
+    }, (this.lease * 1000) / 3);
+    timer.unref();
+    return { signal: AbortSignal.any([this.abort.signal, lease.signal]), lost: () => lost, stop: () => clearInterval(timer) };
   }
 }

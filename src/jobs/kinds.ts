@@ -3,6 +3,7 @@ import type { Services } from '../domain/services';
 import { JobEngine, type JobEngineOptions } from './engine';
 import { registerWebhookDeliveries, type WebhookDeliveryOptions } from './webhook-deliveries';
 import { registerCallbackLifecycle } from './callback-lifecycle';
+import { registerRetention } from './retention';
 
 export interface JobKindsOptions extends JobEngineOptions {
   /** webhook deliveries' settings (tests shorten the retry schedule) */
@@ -19,5 +20,7 @@ export function createJobEngine(db: Pick<Db, 'listen'>, services: Services, opti
   registerWebhookDeliveries(engine, services, options.webhooks);
   // the callback lifecycle's timers: offers expiring, retries coming due, wrap-ups ending
   registerCallbackLifecycle(engine, services);
+  // the retention purge: what is over past its retention, removed in batches (docs/api.md, "Retention")
+  registerRetention(engine, services, options.log);
   return engine;
 }

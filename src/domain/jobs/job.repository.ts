@@ -130,6 +130,19 @@ export class JobRepository {
     return rows.length === 1;
   }
 
+  /**
+   * Extends the lease of a job this worker still holds (a long job's heartbeat, so that no
+   * other process claims it while it runs); false when the lease was lost meanwhile.
+   */
+  async renewLease(worker: string, job: Pick<ClaimedJob, 'id' | 'attempt'>, leaseSeconds: number): Promise<boolean> {
+    const rows = await this.db.crossTenant(
+      'jobEngine',
+      'UPDATE jobs SET locked_until = now() + make_interval(secs => $4::float8) WHERE id = $1 AND locked_by = $2 AND attempts = $3 RETURNING id',
+      [job.id, worker, job.attempt, leaseSeconds],
+    );
+    return rows.length === 1;
+  }
+
   /** Failed: due again after `retryInSeconds`, or dead when `final` or its attempts are used up. */
   async fail(worker: string, job: ClaimedJob, error: string, retryInSeconds: number, final: boolean): Promise<'retry' | 'dead' | 'lost'> {
     const rows = await this.db.crossTenant<{ dead: boolean }>(
