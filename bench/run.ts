@@ -4,8 +4,8 @@
 // the data, runs the scenarios alternating with the references round after round,
 // at each of two loads (load from a separate autocannon process), and writes
 // bench/results/latest.{md,json} and ratios.svg. Then the events (bench/events.ts) and the
-// callback lifecycle (bench/voice.ts), each on a database of its own (with --only: when named,
-// `--only events`, `--only voice`).
+// callback lifecycle (bench/voice.ts) and retention (bench/retention.ts), each on a database of its own (with --only: when named,
+// `--only events`, `--only voice`, `--only retention`).
 //
 //   npm run bench                    full run (100,000 tokens, 3 rounds of 6 s at 10 and at 50 connections; ~16 min)
 //   npm run bench -- --quick         a few minutes (3 rounds of 1 s)
@@ -28,6 +28,7 @@ import { createServices } from '../src/domain/services';
 import type { LoadResult, LoadSpec, RequestVariant } from './load';
 import { cleanupSync, runLoader, startServer, throwawayPostgres, type Server } from './processes';
 import { eventsOptions, runEventsBench } from './events';
+import { retentionOptions, runRetentionBench } from './retention';
 import { runVoiceBench, voiceOptions } from './voice';
 import { median } from './stats';
 import { BENCH_CLIENT, REQUESTER_PHONE, refreshTokenText, seed, tokenText, type Fixture } from './seed';
@@ -571,6 +572,8 @@ async function main(): Promise<void> {
     if (chooses(opts, 'events')) await runEventsBench(eventsOptions(opts.mode, opts.out), log);
     // the callback lifecycle (bench/voice.ts): offer latency, dispatch throughput, the queue read against the list floor
     if (chooses(opts, 'voice')) await runVoiceBench(voiceOptions(opts.mode, opts.out), log);
+    // storage stays bounded (bench/retention.ts): the purge of a backlog under Bearer load, and a soak with short retention
+    if (chooses(opts, 'retention')) await runRetentionBench(retentionOptions(opts.mode, opts.out), log);
   } finally {
     rmSync(tmp, { recursive: true, force: true });
     cleanupSync();

@@ -110,6 +110,16 @@ function int(env: Env, name: string, fallback: number, min: number, max: number)
   return n;
 }
 
+/** A non-negative number of days, decimals allowed (0.5 = 12 hours: short periods for tests and soaks). */
+function days(env: Env, name: string, fallback: number, max: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  if (!/^\d+(\.\d+)?$/.test(raw.trim())) throw new ConfigError(name, `must be a number of days between 0 and ${max} (decimals allowed), got "${raw}"`);
+  const n = Number(raw);
+  if (n > max) throw new ConfigError(name, `must be between 0 and ${max}, got ${n}`);
+  return n;
+}
+
 function bool(env: Env, name: string, fallback: boolean): boolean {
   const raw = env[name]?.trim().toLowerCase();
   if (raw === undefined || raw === '') return fallback;
@@ -290,8 +300,8 @@ function retentionSettings(env: Env): RetentionSettings {
     secretSeconds: seconds('SECRET_RETENTION_SECONDS', d.secretSeconds),
     webhookSeconds: seconds('WEBHOOK_RETENTION_SECONDS', d.webhookSeconds),
     jobSeconds: seconds('JOB_RETENTION_SECONDS', d.jobSeconds),
-    auditDays: int(env, 'AUDIT_RETENTION_DAYS', d.auditDays, 0, 36_500),
-    callbackDays: int(env, 'CALLBACK_RETENTION_DAYS', d.callbackDays, 0, 36_500),
+    auditDays: days(env, 'AUDIT_RETENTION_DAYS', d.auditDays, 36_500),
+    callbackDays: days(env, 'CALLBACK_RETENTION_DAYS', d.callbackDays, 36_500),
     intervalSeconds: int(env, 'RETENTION_INTERVAL_SECONDS', d.intervalSeconds, 1, 604_800),
     batchSize: int(env, 'RETENTION_BATCH_SIZE', d.batchSize, 1, 100_000),
     pauseMs: int(env, 'RETENTION_PAUSE_MS', d.pauseMs, 0, 60_000),
