@@ -46,10 +46,11 @@ describe('configuration (docs/api.md, "Operations")', () => {
     expect((error as Error).message).toContain(variable);
   });
 
-  // the retention purge (docs/api.md, "Retention"): periods are non-negative integers, the interval and batch size positive
+  // the retention purge (docs/api.md, "Retention"): periods are non-negative integers (days may have decimals), the interval and batch size positive
   it.each([
     ...['CODE_RETENTION_SECONDS', 'GRANT_RETENTION_SECONDS', 'TOKEN_RETENTION_SECONDS', 'SECRET_RETENTION_SECONDS', 'WEBHOOK_RETENTION_SECONDS', 'JOB_RETENTION_SECONDS',
-      'AUDIT_RETENTION_DAYS', 'CALLBACK_RETENTION_DAYS', 'RETENTION_PAUSE_MS'].flatMap((name) => [[name, '-1'], [name, '1.5'], [name, 'a week'], [name, '99999999999']]),
+      'RETENTION_PAUSE_MS'].flatMap((name) => [[name, '-1'], [name, '1.5'], [name, 'a week'], [name, '99999999999']]),
+    ...['AUDIT_RETENTION_DAYS', 'CALLBACK_RETENTION_DAYS'].flatMap((name) => [[name, '-1'], [name, '1.'], [name, '.5'], [name, 'a week'], [name, '99999999999']]),
     ['RETENTION_INTERVAL_SECONDS', '0'], ['RETENTION_INTERVAL_SECONDS', 'hourly'], ['RETENTION_BATCH_SIZE', '0'], ['RETENTION_BATCH_SIZE', '1000000'],
   ])('names %s when it is %j', (variable, value) => {
     expect(() => loadConfig(env({ [variable]: value }))).toThrow(new RegExp(`^Invalid configuration: ${variable} must be`));
@@ -70,6 +71,8 @@ describe('configuration (docs/api.md, "Operations")', () => {
       codeSeconds: 60, grantSeconds: 0, tokenSeconds: 120, secretSeconds: 5, webhookSeconds: 3600, jobSeconds: 7, auditDays: 0, callbackDays: 30,
       intervalSeconds: 30, batchSize: 500, pauseMs: 0,
     });
+    // days take decimals: half a day, or seconds for a soak
+    expect(loadConfig(env({ AUDIT_RETENTION_DAYS: '0.5', CALLBACK_RETENTION_DAYS: '0.0001' })).retention).toMatchObject({ auditDays: 0.5, callbackDays: 0.0001 });
   });
 
   it('runs 50 background jobs at once per process unless JOB_CONCURRENCY says otherwise', () => {
