@@ -9,8 +9,8 @@ import { ensureBuilt, ROOT, tempDir } from './helpers/processes';
 // judges no number: CI machines are too noisy for that.
 
 // Two loads (10 and 50 connections) measure every scenario and reference twice; then
-// the events and the callback lifecycle, each on a database of its own.
-jest.setTimeout(360_000);
+// the events, the callback lifecycle and retention, each on a database of its own.
+jest.setTimeout(440_000);
 
 const SCENARIOS = ['1', '2', '3', '4a', '4b', '5', '6', '7', '9', '10', '11', '8'];
 const LOADS = [10, 50];
@@ -30,7 +30,7 @@ describeOnPostgres('npm run bench -- --smoke', () => {
       execFile(
         process.execPath,
         [path.join(ROOT, 'dist/bench/run.js'), '--smoke', '--out', out.path],
-        { cwd: ROOT, env: { PATH: process.env.PATH, HOME: process.env.HOME, BENCH_DATABASE_URL: db.url }, timeout: 340_000, maxBuffer: 16 * 2 ** 20 },
+        { cwd: ROOT, env: { PATH: process.env.PATH, HOME: process.env.HOME, BENCH_DATABASE_URL: db.url }, timeout: 420_000, maxBuffer: 16 * 2 ** 20 },
         (err, stdout, stderr) => resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
       );
     });
@@ -131,5 +131,24 @@ describeOnPostgres('npm run bench -- --smoke', () => {
     expect(md).toMatch(/^\| graphql-ws `accountEvents` \(the event envelope\) \| \*\*[\d.]+ ms\*\* \(p95 [\d.]+, max [\d.]+\) \| ≤ 50 ms median \| not judged \(smoke\) \|$/m);
     expect(md).toMatch(/^\| 50 \| [\d]+ \| [\d.]+ \| [\d.]+ \| [\d]+ \([\d.]+\) \| \*\*[\d.]+\*\* \| [\d.]+ \| ≥ 0\.60 × list floor \| not judged \(smoke\) \|$/m);
     expect(md).toMatch(/^\| 1 \| 50 \/ 50 \| [\d.]+ \| \d+ \| \d+ \| 50 \(\d+\/s\) \| 0 \| 0 \|$/m);
+  });
+
+  it('then measures retention (bench/retention.ts): the purge of a backlog under Bearer load, sizes, and a soak; retention.{json,md}', () => {
+    const report = JSON.parse(readFileSync(path.join(out.path, 'retention.json'), 'utf8'));
+    expect(report.meta).toMatchObject({ mode: 'smoke', judged: false });
+    // the purge (npm run cli -- purge) removed exactly the expired rows and kept every live one
+    expect(report.scale.expired).toEqual({ tokens: 7000, codes: 3000, grants: 1000 });
+    expect(report.scale.purge.removed).toMatchObject({ oauth_tokens: 7000, oauth_authorization_codes: 3000, oauth_grants: 1000 });
+    expect(report.scale.kept).toMatchObject({ tokens: 1000, grants: 100, codes: 0, refreshed: true });
+    expect(report.scale.kept.authenticated).toBe(report.scale.kept.probed);
+    expect(report.scale.during.windows).toBeGreaterThan(0);
+    for (const w of report.scale.windows) expect({ phase: w.phase, non2xx: w.non2xx, errors: w.errors }).toEqual({ phase: w.phase, non2xx: 0, errors: 0 });
+    // the soak issued and revoked through every path, and sampled every table
+    expect(Object.keys(report.soak.operations)).toEqual(expect.arrayContaining(['client_credentials issued', 'code exchanged', 'refreshed', 'family revoked']));
+    expect(report.soak.failures).toEqual({});
+    expect(report.soak.tables.map((t: { table: string }) => t.table)).toEqual(expect.arrayContaining(['oauth_tokens', 'audit_logs', 'events', 'retention_runs']));
+    const md = readFileSync(path.join(out.path, 'retention.md'), 'utf8');
+    expect(md).toMatch(/^Throughput during the purge: \*\*[\d.]+ ×\*\* without it \(target ≥ 0\.80 × without the purge\): not judged \(smoke\)\.$/m);
+    expect(md).toMatch(/^\| oauth_tokens \| [\d,]+ \| [\d,]+ \| [\d,.]+ \| [\d,.]+ \| (flat|\*\*grows\*\*) \|$/m);
   });
 });
