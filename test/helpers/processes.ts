@@ -164,18 +164,21 @@ function collectLines(child: ChildProcess, into: string[], onLine?: (line: strin
 /**
  * Starts dist/src/main.js on a free port with the given environment (DATABASE_URL
  * or DATA_DIR, ADMIN_PASSWORD, ...) and resolves once it logs "listening on".
- * Rejects with ProcessExitedError when the process exits first.
+ * Rejects with ProcessExitedError when the process exits first. With `command`
+ * (e.g. ['npm', 'start']) it runs that instead, from the project folder: the handle's
+ * pid is then that command's process.
  */
 export async function startServer(
   env: Record<string, string | undefined>,
-  options: { timeoutMs?: number; args?: string[]; readyLine?: string } = {},
+  options: { timeoutMs?: number; args?: string[]; readyLine?: string; command?: string[] } = {},
 ): Promise<ServerHandle> {
   const readyLine = options.readyLine ?? 'listening on';
   await ensureBuilt();
   const port = await freePort();
   const logs: string[] = [];
   const started = Date.now();
-  const child = spawn(process.execPath, [SERVER_JS, ...(options.args ?? [])], {
+  const [file, ...args] = options.command ?? [process.execPath, SERVER_JS];
+  const child = spawn(file, [...args, ...(options.args ?? [])], {
     cwd: ROOT,
     env: childEnv({ HOST: '127.0.0.1', PORT: String(port), LOG_LEVEL: 'info', ...env }),
     stdio: ['ignore', 'pipe', 'pipe'],
