@@ -20,13 +20,14 @@ ENV NODE_ENV=production HOST=0.0.0.0 PORT=3000 DATA_DIR=/data
 WORKDIR /app
 COPY --from=build /app/package.json /app/package-lock.json ./
 COPY --from=build /app/node_modules ./node_modules
-COPY --from=build /app/dist ./dist
 # the migrations, applied at start by the WebAssembly schema engine
 COPY --from=build /app/prisma ./prisma
 # the live queue page's script and style sheet, read from src/ at start
 COPY --from=build /app/src/http/pages/voice-queue ./src/http/pages/voice-queue
 # for `npm start` and `npm run cli -- …` in the container (it only checks dist/ in production)
 COPY --from=build /app/scripts/ensure-built.js ./scripts/ensure-built.js
+# the build, last: its stamp dist/.built stays newer than the sources copied above
+COPY --from=build /app/dist ./dist
 # the embedded database (PGlite) and its files, when DATABASE_URL is not set: a volume
 RUN mkdir -p /data && chown node:node /data
 VOLUME /data
