@@ -188,11 +188,12 @@ async function pollUntilOk(url: string, stop: () => boolean): Promise<void> {
  * or DATA_DIR, ADMIN_PASSWORD, ...) and resolves once it logs "listening on" (or
  * `readyLine`), or, with `readyPath`, once GET readyPath answers 200 (for a
  * LOG_LEVEL that leaves "listening on" out). Rejects with ProcessExitedError when
- * the process exits first.
+ * the process exits first. With `command` (e.g. ['npm', 'start']) it runs that
+ * instead, from the project folder: the handle's pid is then that command's process.
  */
 export async function startServer(
   env: Record<string, string | undefined>,
-  options: { timeoutMs?: number; args?: string[]; readyLine?: string; readyPath?: string } = {},
+  options: { timeoutMs?: number; args?: string[]; readyLine?: string; readyPath?: string; command?: string[] } = {},
 ): Promise<ServerHandle> {
   const readyLine = options.readyLine ?? 'listening on';
   await ensureBuilt();
@@ -201,7 +202,8 @@ export async function startServer(
   const stdout: string[] = [];
   const stderr: string[] = [];
   const started = Date.now();
-  const child = spawn(process.execPath, [SERVER_JS, ...(options.args ?? [])], {
+  const [file, ...args] = options.command ?? [process.execPath, SERVER_JS];
+  const child = spawn(file, [...args, ...(options.args ?? [])], {
     cwd: ROOT,
     env: childEnv({ HOST: '127.0.0.1', PORT: String(port), LOG_LEVEL: 'info', ...env }),
     stdio: ['ignore', 'pipe', 'pipe'],
