@@ -23,7 +23,7 @@
 // BENCH_DATABASE_URL: a server to make a database of its own on (else a throwaway PostgreSQL).
 import { spawn } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
@@ -145,7 +145,11 @@ interface SoakReport {
 }
 
 interface RetentionReport {
-  meta: { date: string; mode: Options['mode']; judged: boolean; node: string; cpus: string; postgres: string; totalSeconds: number };
+  meta: {
+    date: string; mode: Options['mode']; judged: boolean; node: string; cpus: string; postgres: string; totalSeconds: number;
+    /** parts not run this time (--only), kept from the previous report in the folder: the date of their run */
+    carried?: Partial<Record<Part, string>>;
+  };
   scale?: ScaleReport;
   soak?: SoakReport;
 }
@@ -261,7 +265,8 @@ async function scaleRun(serverUrl: string, admin: pg.Client, opts: Options, tmp:
       log(`  ${phase.padEnd(6)} ${r.rps.toFixed(0).padStart(6)} req/s, p99 ${r.p99.toFixed(1)} ms${r.non2xx || r.errors ? `, ${r.non2xx} non-2xx, ${r.errors} errors` : ''}`);
     };
     // warm-up (not counted), then windows without the purge
-    await runLoader({ origin: service.origin, method: 'GET', path: BEARER_PATH, variants, connections: opts.connections, pipelining: 1, durationSeconds: Math.max(1, opts.windowSeconds) }, tmp);
+    // (three windows' worth: the first seconds of a fresh process and of a cold million-row index are slower)
+    await runLoader({ origin: service.origin, method: 'GET', path: BEARER_PATH, variants, connections: opts.connections, pipelining: 1, durationSeconds: 3 * opts.windowSeconds }, tmp);
     for (let i = 0; i < opts.baselineBefore; i++) await window('before');
     log('  purge: npm run cli -- purge');
     const purge = runPurgeCli({ ...env, PUBLIC_URL: service.origin });
@@ -300,13 +305,6 @@ async function scaleRun(serverUrl: string, admin: pg.Client, opts: Options, tmp:
       await res.arrayBuffer();
       if (res.status === 200) kept.authenticated++;
     }
-    const refresh = await fetch(`${service.origin}/oauth/tokens`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: `Basic ${Buffer.from(`${BENCH_CLIENT.identifier}:${BENCH_CLIENT.secret}`).toString('base64')}` },
-      body: new URLSearchParams({ grant_type: 'refresh_token', refresh_token: refreshTokenText(opts.liveRefresh) }).toString(),
-    });
-    await refresh.arrayBuffer();
-    kept.refreshed = refresh.status === 200;
 
     for (const t of SCALE_TABLES) await client.query(`VACUUM ANALYZE ${t}`);
     const vacuumed = await tableSizes(client, SCALE_TABLES);
@@ -317,6 +315,14 @@ async function scaleRun(serverUrl: string, admin: pg.Client, opts: Options, tmp:
     // the heap's space in the middle of the file comes back only with a rewrite, which locks the table: for reference
     for (const t of SCALE_TABLES) await client.query(`VACUUM FULL ${t}`);
     const rewritten = await tableSizes(client, SCALE_TABLES);
+    // A live refresh token still refreshes (after the sizes: its new token is one more row)
+    const refresh = await fetch(`${service.origin}/oauth/tokens`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: `Basic ${Buffer.from(`${BENCH_CLIENT.identifier}:${BENCH_CLIENT.secret}`).toString('base64')}` },
+      body: new URLSearchParams({ grant_type: 'refresh_token', refresh_token: refreshTokenText(opts.liveRefresh) }).toString(),
+    });
+    await refresh.arrayBuffer();
+    kept.refreshed = refresh.status === 200;
     const sum = (s: Record<string, number>) => SCALE_TABLES.reduce((n, t) => n + s[t], 0);
     return {
       expired,
@@ -522,7 +528,7 @@ function markdown(r: RetentionReport): string {
   const sections: string[] = [];
   const s = r.scale;
   if (s) {
-    sections.push(`## 1. Scale: the purge of ${(s.expired.tokens + s.expired.codes).toLocaleString('en')} expired tokens and codes under Bearer load
+    sections.push(`## 1. Scale: the purge of ${(s.expired.tokens + s.expired.codes).toLocaleString('en')} expired tokens and codes under Bearer load${r.meta.carried?.scale ? ` (run of ${r.meta.carried.scale})` : ''}
 
 ${s.expired.tokens.toLocaleString('en')} expired tokens (half revoked), ${s.expired.codes.toLocaleString('en')} used or expired codes of
 ${s.expired.grants.toLocaleString('en')} revoked grants, beside ${s.live.tokens.toLocaleString('en')} live tokens (${s.live.refreshFamilies.toLocaleString('en')} of them refresh families).
@@ -551,18 +557,20 @@ ${s.sizes.map((x) => `| ${x.table} | ${mib(x.live)} | ${mib(x.beforePurge)} | ${
 
 The three tables together, against the live data: **${s.sizeRatioAfterVacuum.toFixed(2)} ×** after the purge and VACUUM,
 **${s.sizeRatioAfterReindex.toFixed(2)} ×** after REINDEX TABLE CONCURRENTLY, **${s.sizeRatioAfterVacuumFull.toFixed(2)} ×** after VACUUM FULL
-(target ${RETENTION_TARGETS.sizeAfterPurge.text}: after VACUUM ${verdict(s.sizeRatioAfterVacuum <= RETENTION_TARGETS.sizeAfterPurge.max)}; with the
-non-blocking REINDEX ${verdict(s.sizeRatioAfterReindex <= RETENTION_TARGETS.sizeAfterPurge.max)}).
-A plain VACUUM (autovacuum's) makes the removed rows' space free for new rows and gives back only the heap's emptied
-tail; it never shrinks an index file. In steady state that is what matters: the purge keeps each table at its
-live size plus one retention period, and new rows reuse the space (the soak below). After a one-off backlog (the
-first purge of a database that never had one), giving the disk back takes \`REINDEX TABLE CONCURRENTLY\` (blocks
-neither reads nor writes) and, for the heap, a rewrite (\`VACUUM FULL\` locks the table; pg_repack does it online).
-docs/api.md, "Retention".`);
+(target ${RETENTION_TARGETS.sizeAfterPurge.text}: after VACUUM ${verdict(s.sizeRatioAfterVacuum <= RETENTION_TARGETS.sizeAfterPurge.max)}; after the
+non-blocking REINDEX ${verdict(s.sizeRatioAfterReindex <= RETENTION_TARGETS.sizeAfterPurge.max)}; after VACUUM FULL ${verdict(s.sizeRatioAfterVacuumFull <= RETENTION_TARGETS.sizeAfterPurge.max)}).
+A plain VACUUM (autovacuum's) makes the removed rows' space free for new rows, but gives back to the disk only the
+emptied end of a table's heap, and never shrinks an index file. Here the live tokens' rows did not stay at the start
+of the table: presenting a token sets its \`used_at\` (at most once a minute), and that new row version goes where
+there is room, at the end, behind the expired rows. In steady state this does not matter: the purge keeps each table
+at its live size plus one retention period, and new rows reuse the freed space (the soak below). After a one-off
+backlog (the first purge of a database that never had one), giving the disk back takes a rewrite: \`REINDEX TABLE
+CONCURRENTLY\` for the indexes (blocks neither reads nor writes) and \`VACUUM FULL\` (locks the table) or pg_repack
+(online) for the heap. docs/api.md, "Retention".`);
   }
   const k = r.soak;
   if (k) {
-    sections.push(`## 2. Soak: ${k.seconds} s of issuing and revoking at full speed
+    sections.push(`## 2. Soak: ${k.seconds} s of issuing and revoking at full speed${r.meta.carried?.soak ? ` (run of ${r.meta.carried.soak})` : ''}
 
 Retention settings: ${Object.entries(k.settings).map(([n, v]) => `\`${n}=${v}\``).join(', ')}; the service's own recurring purge.
 Operations: ${Object.entries(k.operations).map(([n, v]) => `${n} ${v.toLocaleString('en')}`).join(', ')}.
@@ -592,6 +600,15 @@ and so its recurring purge, with the settings above.
 `;
 }
 
+function previousReport(opts: Options): RetentionReport | undefined {
+  try {
+    const report = JSON.parse(readFileSync(path.join(opts.out, 'retention.json'), 'utf8')) as RetentionReport;
+    return report.meta.mode === opts.mode ? report : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 /** Runs the scale run and the soak, each on a database of its own; writes <out>/retention.{json,md}. */
 export async function runRetentionBench(opts: Options, log: (line: string) => void = console.log): Promise<RetentionReport> {
   const started = Date.now();
@@ -605,14 +622,19 @@ export async function runRetentionBench(opts: Options, log: (line: string) => vo
     const scale = opts.parts.has('scale') ? await scaleRun(serverUrl, admin, opts, tmp, log) : undefined;
     if (scale) log(`scale: ${scale.ratio.toFixed(2)} × throughput during the purge; sizes ${scale.sizeRatioAfterVacuum.toFixed(2)} × live after VACUUM, ${scale.sizeRatioAfterReindex.toFixed(2)} × after REINDEX, ${scale.sizeRatioAfterVacuumFull.toFixed(2)} × after VACUUM FULL`);
     const soak = opts.parts.has('soak') ? await soakRun(serverUrl, admin, opts, log) : undefined;
+    // --only: the parts not run keep their figures from the last report in the folder (of the same mode), saying when they ran
+    const previous = previousReport(opts);
+    const carried: Partial<Record<Part, string>> = {};
+    for (const part of PARTS) if (!opts.parts.has(part) && previous?.[part]) carried[part] = previous.meta.carried?.[part] ?? previous.meta.date;
     if (soak) log(`soak: ${soak.flat ? 'every table flat' : `growing: ${soak.tables.filter((t) => !t.flat).map((t) => t.table).join(', ')}`}`);
     const report: RetentionReport = {
       meta: {
         date: new Date().toISOString(), mode: opts.mode, judged: opts.mode !== 'smoke', node: process.version,
         cpus: `${os.cpus().length} × ${os.cpus()[0]?.model ?? 'unknown'}`, postgres, totalSeconds: (Date.now() - started) / 1000,
+        ...(Object.keys(carried).length ? { carried } : {}),
       },
-      scale,
-      soak,
+      scale: scale ?? (carried.scale ? previous?.scale : undefined),
+      soak: soak ?? (carried.soak ? previous?.soak : undefined),
     };
     writeFileSync(path.join(opts.out, 'retention.json'), `${JSON.stringify(report, null, 2)}\n`);
     writeFileSync(path.join(opts.out, 'retention.md'), markdown(report));
