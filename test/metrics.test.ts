@@ -2,7 +2,8 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createJobEngine } from '../src/jobs/kinds';
 import type { JobEngine } from '../src/jobs/engine';
-import { createTestApp, basicHeader, TEST_HASH_KEY, type TestContext, type TestUser } from './helpers/test-app';
+import { createServices } from '../src/domain/services';
+import { createTestApp, basicHeader, DEFAULT_LIMITS, TEST_HASH_KEY, type TestContext, type TestUser } from './helpers/test-app';
 
 // docs/api.md, "Metrics": GET /metrics in Prometheus's text format, scraped over HTTP as
 // Prometheus does, and read back with a strict parser of that format.
@@ -363,10 +364,16 @@ describe('the purge in /metrics (docs/api.md, "Metrics")', () => {
     expect(hung.logs.join('\n')).toContain('metrics: a scrape-time read failed');
   });
 
-  it('has no purge figures when no retention source is given', async () => {
+  it("shows the service's own purge: no figures before its first run, then that run's", async () => {
     const ctx = await createTestApp();
     try {
-      expect((await ctx.inject({ method: 'GET', url: '/metrics' })).body).not.toContain('retention_');
+      const scrape = async () => (await ctx.inject({ method: 'GET', url: '/metrics' })).body;
+      expect(await scrape()).not.toMatch(/^retention_last_run_removed\{/m);
+      // a run of the purge (as the recurring job or the CLI makes one), on the app's database
+      await createServices({ db: ctx.db, hashKey: TEST_HASH_KEY, limits: DEFAULT_LIMITS }).retention.run();
+      const body = await scrape();
+      expect(body).toMatch(/^retention_last_run_removed\{table="oauth_tokens"\} 0$/m);
+      expect(body).toMatch(/^retention_last_run_timestamp_seconds \d+(\.\d+)?$/m);
     } finally {
       await ctx.close();
     }
