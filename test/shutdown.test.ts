@@ -1,5 +1,6 @@
+import http from 'node:http';
 import { freshPostgresDatabase, onPostgres } from './helpers/postgres';
-import { graphqlOverHttp, killAll, startServer, tempDir } from './helpers/processes';
+import { killAll, startServer, tempDir } from './helpers/processes';
 import { basicHeader } from './helpers/test-app';
 
 // docs/api.md, "Operations": SIGTERM stops accepting, finishes in-flight requests, closes the
@@ -42,11 +43,30 @@ describe('graceful shutdown of a production server', () => {
     // within milliseconds even on a loaded machine (one that arrives after SIGTERM
     // rightly gets Fastify's 503).
     expect((await fetch(`${server.url}/healthz`)).status).toBe(200);
-    // A Basic request costs a password KDF (~200 ms of CPU): it is still running when SIGTERM arrives.
-    const inFlight = graphqlOverHttp(server.url, '{ me { email } }', { authorization: basicHeader(ADMIN.email, ADMIN.password) });
-    await new Promise((r) => setTimeout(r, 50));
+    // The request in flight: its headers and the start of its body are sent, then, once the
+    // server has surely read the headers (the request is then an active one, not an idle
+    // connection that closing may drop), SIGTERM, and then the rest of the body. A Basic
+    // request then costs a password KDF (~200 ms of CPU) before its answer.
+    const body = JSON.stringify({ query: '{ me { email } }' });
+    const request = http.request(`${server.url}/graphql`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body)), authorization: basicHeader(ADMIN.email, ADMIN.password) },
+    });
+    const inFlight = new Promise<{ status: number; body: { data?: { me?: unknown } } }>((resolve, reject) => {
+      request.on('response', (response) => {
+        let text = '';
+        response.on('data', (chunk: Buffer) => (text += String(chunk)));
+        response.on('end', () => resolve({ status: response.statusCode ?? 0, body: JSON.parse(text) }));
+      });
+      request.on('error', reject);
+    });
+    request.write(body.slice(0, 10));
+    await new Promise((r) => setTimeout(r, 500));
     const started = Date.now();
-    const code = await server.stop(15_000);
+    const stopped = server.stop(15_000);
+    await new Promise((r) => setTimeout(r, 100));
+    request.end(body.slice(10));
+    const code = await stopped;
     const elapsed = Date.now() - started;
 
     const res = await inFlight;
