@@ -22,7 +22,7 @@ export interface RetentionSettings {
   intervalSeconds: number;
   /** rows deleted per statement, each its own transaction (RETENTION_BATCH_SIZE) */
   batchSize: number;
-  /** pause between two batches, so that live traffic keeps the database (RETENTION_PAUSE_MS) */
+  /** least pause between two batches (the service also waits 8 × what the batch took), so that live traffic keeps the database; 0: none (RETENTION_PAUSE_MS) */
   pauseMs: number;
 }
 
