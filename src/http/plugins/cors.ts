@@ -34,14 +34,19 @@ const EXPOSED = ['X-Rate-Limit', 'X-Rate-Limit-Remaining', 'Retry-After', 'Locat
 /** How long a browser may reuse a preflight's answer (Chromium caps it at 2 hours). */
 const PREFLIGHT_MAX_AGE_SECONDS = 600;
 
+/** The OAuth server's endpoints a browser app calls: the grant and revocation endpoints, and the metadata document. */
+const OAUTH_SCOPES = new Map<string, keyof typeof SCOPES>([
+  [OAUTH_PATHS.token, 'oauth'],
+  [OAUTH_PATHS.revocation, 'oauth'],
+  [OAUTH_PATHS.metadata, 'discovery'],
+]);
+
 function scopeOf(url: string): keyof typeof SCOPES | undefined {
   const q = url.indexOf('?');
   const path = q === -1 ? url : url.slice(0, q);
   if (path.startsWith('/api/v2/')) return 'rest';
   if (path === '/graphql') return 'graphql';
-  if (path === OAUTH_PATHS.token || path === OAUTH_PATHS.revocation) return 'oauth';
-  if (path === OAUTH_PATHS.metadata) return 'discovery';
-  return undefined;
+  return OAUTH_SCOPES.get(path);
 }
 
 type Options = FastifyCorsOptions;
