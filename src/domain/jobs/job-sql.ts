@@ -12,7 +12,7 @@ export const INSERT_COLUMNS = 'INSERT INTO jobs (account_id, kind, key, payload,
 export function jobPerRowSql(from: string, p: { kind: number; payloadKey: number; maxAttempts: number }): { cte: string; select: string } {
   return {
     cte:
-      `j AS (${INSERT_COLUMNS}SELECT ${from}.account_id, $${p.kind}, ${from}.id::text, jsonb_build_object($${p.payloadKey}::text, ${from}.id::text), now(), $${p.maxAttempts}::int ` +
+      `j AS (${INSERT_COLUMNS}SELECT ${from}.account_id, $${p.kind}, ${from}.id::text, jsonb_build_object($${p.payloadKey}::text, ${from}.id::text), statement_timestamp(), $${p.maxAttempts}::int ` +
       `FROM ${from} ON CONFLICT (kind, key) DO NOTHING RETURNING run_at)`,
     select: `SELECT (SELECT count(*)::int FROM ${from}) AS n, (SELECT pg_notify('jobs', '') FROM j LIMIT 1) AS notified`,
   };

@@ -59,6 +59,10 @@ interface ClaimedRow {
 const NOTIFY_DUE = "SELECT (SELECT count(*)::int FROM j) AS n, (SELECT pg_notify('jobs', '') FROM j LIMIT 1) AS notified";
 // Due `delaySeconds` after the statement that enqueues, not after the transaction began:
 // a timer set by a decision that first waited for a lock (an offer's expiry) runs its full length.
+// Every time here is statement_timestamp(), never now(): a job written by one statement must be
+// due for a claim that starts after it, and on PGlite now() (the transaction's start) may read a
+// millisecond or more before an earlier statement's statement_timestamp() (a claim then missed a
+// job enqueued just before it, a flaky CI run).
 const VALUES = "VALUES ($1, $2, $3, $4::jsonb, statement_timestamp() + make_interval(secs => $5::float8), $6) ON CONFLICT (kind, key) DO NOTHING RETURNING run_at";
 
 function values(job: NewJob): unknown[] {
@@ -78,7 +82,7 @@ export class JobRepository {
   async enqueueSystem(job: NewJob): Promise<boolean> {
     const [row] = await this.db.crossTenant<{ n: number }>(
       'jobEngine',
-      `WITH j AS (${INSERT_COLUMNS}SELECT NULL::bigint, $1, $2, $3::jsonb, now() + make_interval(secs => $4::float8), $5 ON CONFLICT (kind, key) DO NOTHING RETURNING run_at) ${NOTIFY_DUE}`,
+      `WITH j AS (${INSERT_COLUMNS}SELECT NULL::bigint, $1, $2, $3::jsonb, statement_timestamp() + make_interval(secs => $4::float8), $5 ON CONFLICT (kind, key) DO NOTHING RETURNING run_at) ${NOTIFY_DUE}`,
       values(job),
     );
     return row.n === 1;
@@ -92,9 +96,9 @@ export class JobRepository {
   async claim(worker: string, kinds: readonly string[], limit: number, leaseSeconds: number): Promise<ClaimedJob[]> {
     const rows = await this.db.crossTenant<ClaimedRow>(
       'jobEngine',
-      `UPDATE jobs j SET attempts = j.attempts + 1, locked_by = $1, locked_until = now() + make_interval(secs => $2::float8)
+      `UPDATE jobs j SET attempts = j.attempts + 1, locked_by = $1, locked_until = statement_timestamp() + make_interval(secs => $2::float8)
        FROM (SELECT id FROM jobs
-             WHERE run_at <= now() AND dead_at IS NULL AND (locked_until IS NULL OR locked_until <= now()) AND kind = ANY($3::text[])
+             WHERE run_at <= statement_timestamp() AND dead_at IS NULL AND (locked_until IS NULL OR locked_until <= statement_timestamp()) AND kind = ANY($3::text[])
              ORDER BY run_at, id LIMIT $4 FOR UPDATE SKIP LOCKED) due
        WHERE j.id = due.id
        RETURNING j.id, j.account_id, j.kind, j.key, j.payload, j.attempts, j.max_attempts, j.created_at`,
@@ -123,7 +127,7 @@ export class JobRepository {
         ? await this.db.crossTenant('jobEngine', 'DELETE FROM jobs WHERE id = $1 AND locked_by = $2 AND attempts = $3 RETURNING id', [job.id, worker, job.attempt])
         : await this.db.crossTenant(
             'jobEngine',
-            `UPDATE jobs SET run_at = now() + make_interval(secs => $4::float8), attempts = 0, locked_by = NULL, locked_until = NULL, last_error = NULL
+            `UPDATE jobs SET run_at = statement_timestamp() + make_interval(secs => $4::float8), attempts = 0, locked_by = NULL, locked_until = NULL, last_error = NULL
              WHERE id = $1 AND locked_by = $2 AND attempts = $3 RETURNING id`,
             [job.id, worker, job.attempt, againInSeconds],
           );
@@ -137,7 +141,7 @@ export class JobRepository {
   async renewLease(worker: string, job: Pick<ClaimedJob, 'id' | 'attempt'>, leaseSeconds: number): Promise<boolean> {
     const rows = await this.db.crossTenant(
       'jobEngine',
-      'UPDATE jobs SET locked_until = now() + make_interval(secs => $4::float8) WHERE id = $1 AND locked_by = $2 AND attempts = $3 RETURNING id',
+      'UPDATE jobs SET locked_until = statement_timestamp() + make_interval(secs => $4::float8) WHERE id = $1 AND locked_by = $2 AND attempts = $3 RETURNING id',
       [job.id, worker, job.attempt, leaseSeconds],
     );
     return rows.length === 1;
@@ -147,8 +151,8 @@ export class JobRepository {
   async fail(worker: string, job: ClaimedJob, error: string, retryInSeconds: number, final: boolean): Promise<'retry' | 'dead' | 'lost'> {
     const rows = await this.db.crossTenant<{ dead: boolean }>(
       'jobEngine',
-      `UPDATE jobs SET run_at = now() + make_interval(secs => $4::float8), locked_by = NULL, locked_until = NULL, last_error = left($5, 2000),
-         dead_at = CASE WHEN $6::boolean OR attempts >= max_attempts THEN now() END
+      `UPDATE jobs SET run_at = statement_timestamp() + make_interval(secs => $4::float8), locked_by = NULL, locked_until = NULL, last_error = left($5, 2000),
+         dead_at = CASE WHEN $6::boolean OR attempts >= max_attempts THEN statement_timestamp() END
        WHERE id = $1 AND locked_by = $2 AND attempts = $3 RETURNING dead_at IS NOT NULL AS dead`,
       [job.id, worker, job.attempt, retryInSeconds, error, final],
     );
@@ -170,7 +174,7 @@ export class JobRepository {
   async nextDueInSeconds(kinds: readonly string[]): Promise<number | null> {
     const [row] = await this.db.crossTenant<{ s: number | null }>(
       'jobEngine',
-      'SELECT EXTRACT(EPOCH FROM (min(greatest(run_at, coalesce(locked_until, run_at))) - now()))::float8 AS s FROM jobs WHERE dead_at IS NULL AND kind = ANY($1::text[])',
+      'SELECT EXTRACT(EPOCH FROM (min(greatest(run_at, coalesce(locked_until, run_at))) - statement_timestamp()))::float8 AS s FROM jobs WHERE dead_at IS NULL AND kind = ANY($1::text[])',
       [kinds],
     );
     return row.s === null ? null : Math.max(0, Number(row.s));
@@ -180,9 +184,9 @@ export class JobRepository {
     const [row] = await this.db.crossTenant<{ pending: number; due: number; running: number; oldest: number | null; dead: number }>(
       'jobEngine',
       `SELECT count(*) FILTER (WHERE dead_at IS NULL)::int AS pending,
-              count(*) FILTER (WHERE dead_at IS NULL AND run_at <= now() AND (locked_until IS NULL OR locked_until <= now()))::int AS due,
-              count(*) FILTER (WHERE dead_at IS NULL AND locked_until > now())::int AS running,
-              EXTRACT(EPOCH FROM now() - min(run_at) FILTER (WHERE dead_at IS NULL AND run_at <= now() AND (locked_until IS NULL OR locked_until <= now())))::float8 AS oldest,
+              count(*) FILTER (WHERE dead_at IS NULL AND run_at <= statement_timestamp() AND (locked_until IS NULL OR locked_until <= statement_timestamp()))::int AS due,
+              count(*) FILTER (WHERE dead_at IS NULL AND locked_until > statement_timestamp())::int AS running,
+              EXTRACT(EPOCH FROM statement_timestamp() - min(run_at) FILTER (WHERE dead_at IS NULL AND run_at <= statement_timestamp() AND (locked_until IS NULL OR locked_until <= statement_timestamp())))::float8 AS oldest,
               count(*) FILTER (WHERE dead_at IS NOT NULL)::int AS dead
        FROM jobs`,
     );
