@@ -97,7 +97,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   const access = metricsAccess(config);
   const measured = access.kind === 'off'
     ? undefined
-    : new AppMetrics({ pool: db.poolStats?.bind(db), jobs: () => services.jobs.stats(), retention: deps.retention ?? services.retention, log: fastify.log });
+    : new AppMetrics({ pool: db.poolStats?.bind(db), replicas: db.replicaStates?.bind(db), jobs: () => services.jobs.stats(), retention: deps.retention ?? services.retention, log: fastify.log });
   await fastify.register(metrics, { access, metrics: measured });
   // CORS for the listed browser origins on the APIs (CORS_ORIGINS); none listed, no CORS header anywhere
   if (config.corsOrigins?.length) await fastify.register(corsForOrigins, { origins: config.corsOrigins });

@@ -1,5 +1,6 @@
 import { DEFAULT_JOB_CONCURRENCY } from './jobs/engine';
 import { RETENTION_DEFAULTS, type RetentionSettings } from './domain/retention/retention-settings';
+import { poolerUrl } from './db/create-db';
 import { readFileSync, writeFileSync, mkdirSync, existsSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import { isIP } from 'node:net';
@@ -32,6 +33,12 @@ export interface Config {
   host: string;
   port: number;
   databaseUrl?: string;
+  /** the primary itself (DIRECT_URL): migrations, their lock, LISTEN; required when DATABASE_URL is a pooler (?pgbouncer=true) */
+  directUrl?: string;
+  /** READ_REPLICA_URL: streaming replicas for the audit log and the voice dashboards (docs/scaling.md) */
+  readReplicaUrls: string[];
+  /** REPLICA_MAX_LAG_MS: a replica further behind is left out */
+  replicaMaxLagMs: number;
   dataDir: string;
   publicUrl?: string;
   /**
@@ -164,12 +171,51 @@ function resolveHashKey(env: Env, mode: Config['env'], dataDir: string, embedded
   };
 }
 
+const POSTGRES_URL = /^postgres(ql)?:\/\//;
+
+/** DIRECT_URL and READ_REPLICA_URL, checked against DATABASE_URL (docs/scaling.md). */
+function connectionUrls(env: Env, databaseUrl: string | undefined): { directUrl?: string; readReplicaUrls: string[] } {
+  const directUrl = env.DIRECT_URL?.trim() || undefined;
+  const readReplicaUrls = (env.READ_REPLICA_URL ?? '')
+    .split(',')
+    .map((u) => u.trim())
+    .filter(Boolean);
+  for (const [name, set] of [['DIRECT_URL', directUrl !== undefined], ['READ_REPLICA_URL', readReplicaUrls.length > 0]] as const) {
+    if (set && !databaseUrl) throw new ConfigError(name, 'is set, but DATABASE_URL is not: the embedded database has no primary to reach directly and no replicas');
+  }
+  if (directUrl !== undefined) {
+    if (!POSTGRES_URL.test(directUrl)) throw new ConfigError('DIRECT_URL', 'must start with postgresql://');
+    if (poolerUrl(directUrl).pooled) throw new ConfigError('DIRECT_URL', 'must reach the primary itself, not a pooler: remove ?pgbouncer=true (migrations and LISTEN need a session of their own)');
+  }
+  if (databaseUrl && poolerUrl(databaseUrl).pooled && directUrl === undefined) {
+    throw new ConfigError(
+      'DIRECT_URL',
+      'is required when DATABASE_URL is a transaction pooler (?pgbouncer=true): set it to the primary itself (migrations hold a session lock, LISTEN holds a session; neither survives transaction pooling)',
+    );
+  }
+  const bad = readReplicaUrls.find((u) => !POSTGRES_URL.test(u));
+  if (bad !== undefined) throw new ConfigError('READ_REPLICA_URL', 'must be one or more postgresql:// URLs, separated by commas');
+  return { directUrl, readReplicaUrls };
+}
+
+/** What createDb needs of the configuration: where the database is, directly and through replicas. */
+export function databaseConnection(config: Config) {
+  return {
+    databaseUrl: config.databaseUrl,
+    directUrl: config.directUrl,
+    replicaUrls: config.readReplicaUrls,
+    replicaMaxLagMs: config.replicaMaxLagMs,
+    dataDir: config.dataDir,
+  };
+}
+
 export function loadConfig(env: Env = process.env): Config {
   const nodeEnv = env.NODE_ENV === 'production' ? 'production' : env.NODE_ENV === 'test' ? 'test' : 'development';
   const databaseUrl = env.DATABASE_URL?.trim() || undefined;
-  if (databaseUrl && !/^postgres(ql)?:\/\//.test(databaseUrl)) {
+  if (databaseUrl && !POSTGRES_URL.test(databaseUrl)) {
     throw new ConfigError('DATABASE_URL', 'must start with postgresql:// (or be unset for the embedded database)');
   }
+  const { directUrl, readReplicaUrls } = connectionUrls(env, databaseUrl);
   const publicUrl = env.PUBLIC_URL?.trim() || undefined;
   if (publicUrl) {
     let u: URL | undefined;
@@ -217,6 +263,9 @@ export function loadConfig(env: Env = process.env): Config {
     host: env.HOST?.trim() || '127.0.0.1',
     port: int(env, 'PORT', 3000, 0, 65535),
     databaseUrl,
+    directUrl,
+    readReplicaUrls,
+    replicaMaxLagMs: int(env, 'REPLICA_MAX_LAG_MS', 1000, 1, 3_600_000),
     dataDir,
     publicUrl: publicUrl?.replace(/\/+$/, ''),
     trustProxy: trustedProxies(env),

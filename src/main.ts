@@ -1,13 +1,13 @@
 import 'reflect-metadata';
 import cluster from 'node:cluster';
 import pino from 'pino';
-import { loadConfig, ConfigError, type Config } from './config';
+import { loadConfig, ConfigError, databaseConnection, type Config } from './config';
 import { createDb, type Db } from './db/create-db';
 import { applyMigrations } from './db/schema-engine';
 import { DatabaseInUseError } from './db/dir-lock';
 import { bootstrapAdmin } from './domain/directory/bootstrap';
 import { printFirstAdminPassword } from './first-admin';
-import { createServices, type Services } from './domain/services';
+import { servicesFor, type Services } from './domain/services';
 import { buildApp } from './app';
 import { createJobEngine } from './jobs/kinds';
 import { loggerOptions } from './logger';
@@ -34,8 +34,8 @@ async function prepareDatabase(db: Db, services: Services, config: Config, log: 
 }
 
 async function runServer(config: Config, log: pino.Logger, prepare: boolean): Promise<void> {
-  const db = await createDb({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolSize: config.dbPoolSize, countStatements: config.benchMode, log });
-  const services = createServices({ db, hashKey: config.hashKey, limits: config.limits, webhookAllowPrivateEndpoints: config.webhookAllowPrivateEndpoints, retention: config.retention });
+  const db = await createDb({ ...databaseConnection(config), poolSize: config.dbPoolSize, countStatements: config.benchMode, log });
+  const services = servicesFor(db, config);
   if (prepare) await prepareDatabase(db, services, config, log);
   const { fastify, metrics } = await buildApp({ db, services, config, logger: loggerOptions(config.logLevel) });
   let stopping = false;
@@ -79,8 +79,8 @@ async function runServer(config: Config, log: pino.Logger, prepare: boolean): Pr
 
 /** `npm run worker`: the background engine alone, no HTTP (beside web-only processes started with --no-worker). */
 async function runWorker(config: Config, log: pino.Logger): Promise<void> {
-  const db = await createDb({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolSize: config.dbPoolSize, log });
-  const services = createServices({ db, hashKey: config.hashKey, limits: config.limits, webhookAllowPrivateEndpoints: config.webhookAllowPrivateEndpoints, retention: config.retention });
+  const db = await createDb({ ...databaseConnection(config), poolSize: config.dbPoolSize, log });
+  const services = servicesFor(db, config);
   await prepareDatabase(db, services, config, log);
   const engine = createJobEngine(db, services, { log, concurrency: config.jobConcurrency });
   await engine.start();
@@ -104,8 +104,8 @@ async function runWorker(config: Config, log: pino.Logger): Promise<void> {
 
 async function runPrimary(config: Config, log: pino.Logger): Promise<void> {
   // Migrate once here, then fork workers that share the port.
-  const db = await createDb({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolSize: 2, log });
-  await prepareDatabase(db, createServices({ db, hashKey: config.hashKey, limits: config.limits }), config, log);
+  const db = await createDb({ ...databaseConnection(config), poolSize: 2, log });
+  await prepareDatabase(db, servicesFor(db, config), config, log);
   await db.close();
   let stopping = false;
   // a worker that could not drain in time (exit 1) makes the whole shutdown a failure

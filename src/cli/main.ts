@@ -1,11 +1,11 @@
 import 'reflect-metadata';
 import { parseArgs } from 'node:util';
-import { loadConfig, ConfigError } from '../config';
+import { loadConfig, ConfigError, databaseConnection } from '../config';
 import { createDb } from '../db/create-db';
 import { migrate } from '../db/migrate';
 import { DatabaseInUseError } from '../db/dir-lock';
 import { systemActor } from '../domain/audit/audit-log.repository';
-import { createServices } from '../domain/services';
+import { servicesFor } from '../domain/services';
 import { ValidationError } from '../domain/errors';
 import type { RetentionReport } from '../domain/retention/retention.service';
 
@@ -92,10 +92,10 @@ async function run(argv: string[]): Promise<void> {
   if (!known.includes(key)) throw new UsageError(`unknown command "${key}"`);
 
   const config = loadConfig();
-  const db = await createDb({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolSize: 2 });
+  const db = await createDb({ ...databaseConnection(config), poolSize: 2 });
   try {
     await migrate(db);
-    const { accounts, users, phoneNumbers, groups, retention } = createServices({ db, hashKey: config.hashKey, limits: config.limits, retention: config.retention });
+    const { accounts, users, phoneNumbers, groups, retention } = servicesFor(db, config);
     const flags = values as Flags;
     /** The account a command acts in, as the system (the audit log's actor "CLI"); refused when it does not exist. */
     const inAccount = async (name: string) => {

@@ -6,6 +6,7 @@ import { PrismaPGlite } from 'pglite-prisma-adapter';
 import type { SqlDriverAdapter, SqlMigrationAwareDriverAdapterFactory } from '@prisma/driver-adapter-utils';
 import { acquireDirLock, type DirLock } from './dir-lock';
 import { MIGRATION_LOCK_KEY } from './advisory-locks';
+import { replicaRouter, type ReplicaState } from './replicas';
 
 /**
  * Plain SQL with $1.. parameters: every statement of the service (it runs no Prisma client).
@@ -19,6 +20,15 @@ export type SqlQuery = <T = Record<string, unknown>>(sql: string, params?: unkno
 export interface Db {
   kind: 'postgres' | 'pglite';
   sql: SqlQuery;
+  /**
+   * A read that may be answered by a read replica (READ_REPLICA_URL) no further behind than
+   * REPLICA_MAX_LAG_MS, else by the primary: only for the reads docs/scaling.md lists (the audit
+   * log, the voice dashboards), never for authentication, revocation, rate limits or a read that
+   * decides a write. Without replicas (and on PGlite) it is `sql`.
+   */
+  read: SqlQuery;
+  /** the read replicas now (for /readyz and /metrics); absent without READ_REPLICA_URL */
+  replicaStates?(): ReplicaState[];
   /** An adapter factory for the schema engine (migrations, diff). */
   migrationFactory(): SqlMigrationAwareDriverAdapterFactory;
   /** Runs fn while holding a lock that serialises migrations across processes. */
@@ -59,8 +69,18 @@ export interface PoolStats {
 type DbLog = { warn(obj: object, msg: string): void; info(obj: object, msg: string): void };
 
 export interface DbOptions {
-  /** postgresql://… ; absent = embedded PGlite */
+  /**
+   * postgresql://… ; absent = embedded PGlite. `?pgbouncer=true` on it says it is a transaction
+   * pooler (pgbouncer in pool_mode=transaction, or a managed one): no named prepared statements
+   * and no session state go through it (then directUrl is required).
+   */
   databaseUrl?: string;
+  /** the primary itself, never pooled: migrations and their lock, LISTEN; defaults to databaseUrl when that is not pooled */
+  directUrl?: string;
+  /** streaming replicas for the reads of `Db.read` (each may carry ?pgbouncer=true too) */
+  replicaUrls?: readonly string[];
+  /** a replica further behind the primary than this is left out (ms; REPLICA_MAX_LAG_MS) */
+  replicaMaxLagMs?: number;
   /** folder of the embedded database; ':memory:' for a throwaway one */
   dataDir?: string;
   poolSize?: number;
@@ -97,14 +117,64 @@ function preparedStatements(max = MAX_PREPARED_STATEMENTS) {
   };
 }
 
+/** Statements as they are: unnamed (parsed on every run), what a transaction pooler needs. */
+const unnamedStatements = (text: string, values: unknown[] | undefined): pg.QueryConfig => ({ text, values });
+
+/**
+ * A connection URL and whether it points at a transaction pooler: `?pgbouncer=true` (Prisma's
+ * convention) says so, and is taken off (the server knows no such parameter).
+ */
+export function poolerUrl(url: string): { url: string; pooled: boolean } {
+  const at = url.indexOf('?');
+  if (at < 0) return { url, pooled: false };
+  // (the query alone: URLSearchParams takes any text, where the WHATWG URL parser refuses
+  // some URLs pg takes, such as an empty host with a socket directory in ?host=)
+  const params = new URLSearchParams(url.slice(at + 1));
+  const flag = params.get('pgbouncer');
+  if (flag === null) return { url, pooled: false };
+  params.delete('pgbouncer');
+  const rest = params.toString();
+  return { url: url.slice(0, at) + (rest ? `?${rest}` : ''), pooled: flag === 'true' };
+}
+
+/** host:port/database of a URL, for logs (never its user or password). */
+function describeUrl(url: string, index: number): string {
+  try {
+    const parsed = new URL(url);
+    return `${parsed.hostname}:${parsed.port || 5432}${parsed.pathname}`;
+  } catch {
+    return `replica ${index + 1}`;
+  }
+}
+
+/** How often a process waiting for the migration lock says so. */
+const MIGRATION_LOCK_LOG_MS = 10_000;
+
 export async function createDb(options: DbOptions & { databaseUrl?: undefined; dataDir: ':memory:' }): Promise<PgliteDb>;
 export async function createDb(options: DbOptions): Promise<Db>;
 export async function createDb(options: DbOptions): Promise<Db> {
   const count = options.countStatements ?? false;
-  return options.databaseUrl ? createPostgresDb(options.databaseUrl, options.poolSize ?? 10, count, options.log) : createPgliteDb(options.dataDir ?? '.data', count, options.loadDataDir);
+  return options.databaseUrl ? createPostgresDb({ ...options, databaseUrl: options.databaseUrl }, count) : createPgliteDb(options.dataDir ?? '.data', count, options.loadDataDir);
 }
 
-async function createPostgresDb(url: string, poolSize: number, countStatements: boolean, log?: DbLog): Promise<Db> {
+/** The pool of one server (or of a pooler in front of it), and how its statements are named. */
+function serverPool(target: string, max: number, client: typeof pg.Client, connectionTimeoutMillis = 5000) {
+  const { url, pooled } = poolerUrl(target);
+  const pool = new pg.Pool({ connectionString: url, max, connectionTimeoutMillis, Client: client });
+  // An idle client losing its server must not crash the process; the next query reports it.
+  pool.on('error', () => {});
+  return { pool, prepared: pooled ? unnamedStatements : preparedStatements() };
+}
+
+async function createPostgresDb(options: DbOptions & { databaseUrl: string }, countStatements: boolean): Promise<Db> {
+  const { log } = options;
+  const poolSize = options.poolSize ?? 10;
+  const { pooled } = poolerUrl(options.databaseUrl);
+  if (pooled && !options.directUrl) throw new Error('DATABASE_URL is a transaction pooler (?pgbouncer=true): set DIRECT_URL to the primary itself, for migrations and LISTEN');
+  // migrations, their lock and LISTEN hold a session: on the primary itself, never through a pooler
+  const direct = poolerUrl(options.directUrl ?? options.databaseUrl);
+  if (direct.pooled) throw new Error('DIRECT_URL must reach the primary itself, not a pooler (it has ?pgbouncer=true)');
+  const url = direct.url;
   let statements = 0;
   // Every statement of the pool goes through Client#query.
   class CountingClient extends pg.Client {
@@ -115,13 +185,28 @@ async function createPostgresDb(url: string, poolSize: number, countStatements: 
       return (super.query as any)(...args);
     }
   }
-  const pool = new pg.Pool({ connectionString: url, max: poolSize, connectionTimeoutMillis: 5000, Client: countStatements ? CountingClient : pg.Client });
-  // An idle client losing its server must not crash the process; the next query reports it.
-  pool.on('error', () => {});
-  const prepared = preparedStatements();
+  const { pool, prepared } = serverPool(options.databaseUrl, poolSize, countStatements ? CountingClient : pg.Client);
+  const sql: SqlQuery = async (text, params) => (await pool.query(prepared(text, params))).rows;
+  // replicas: a short connect timeout, so that an unreachable one falls back to the primary quickly
+  const replicas = options.replicaUrls?.length
+    ? replicaRouter(
+        sql,
+        options.replicaUrls.map((replicaUrl, index) => {
+          const replica = serverPool(replicaUrl, poolSize, countStatements ? CountingClient : pg.Client, 1000);
+          return {
+            name: describeUrl(replicaUrl, index),
+            sql: async (text, params) => (await replica.pool.query(replica.prepared(text, params))).rows,
+            close: () => replica.pool.end().catch(() => {}),
+          };
+        }),
+        { maxLagMs: options.replicaMaxLagMs ?? 1000, log },
+      )
+    : undefined;
   return {
     kind: 'postgres',
-    sql: async (text, params) => (await pool.query(prepared(text, params))).rows,
+    sql,
+    read: replicas?.read ?? sql,
+    replicaStates: replicas?.states,
     migrationFactory: () => wholeScripts(new PrismaPg({ connectionString: url, max: 2 })),
     statementCount: () => statements,
     poolStats: () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount, max: poolSize }),
@@ -166,7 +251,19 @@ async function createPostgresDb(url: string, poolSize: number, countStatements: 
       client.on('error', (err) => log?.warn({ err }, 'migration lock: connection lost'));
       await client.connect();
       try {
-        await client.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK_KEY]);
+        const [{ locked }] = (await client.query<{ locked: boolean }>('SELECT pg_try_advisory_lock($1) AS locked', [MIGRATION_LOCK_KEY])).rows;
+        if (!locked) {
+          // another process migrates (or a session holds the lock): said now, and every 10 s until it is ours
+          const started = Date.now();
+          const waiting = () => log?.info({ waitedSeconds: Math.round((Date.now() - started) / 1000) }, 'waiting for the migration lock: another process is migrating');
+          waiting();
+          const timer = setInterval(waiting, MIGRATION_LOCK_LOG_MS);
+          try {
+            await client.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK_KEY]);
+          } finally {
+            clearInterval(timer);
+          }
+        }
         return await fn();
       } finally {
         await client.query('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK_KEY]).catch(() => {});
@@ -175,6 +272,7 @@ async function createPostgresDb(url: string, poolSize: number, countStatements: 
     },
     listen: (channel, onNotify) => listenOn(url, channel, onNotify, log),
     async close() {
+      await replicas?.close();
       await pool.end().catch(() => {});
     },
   };
@@ -318,6 +416,7 @@ async function createPgliteDb(dataDir: string, countStatements: boolean, loadDat
       }).finally(() => statements++); // COMMIT or ROLLBACK
     }) as typeof client.transaction;
   }
+  const sql: SqlQuery = async (text, params) => (await client.query(text, params as unknown[])).rows as never;
   return {
     statementCount: () => statements,
     // on PostgreSQL `first` travels with BEGIN as one statement: counted so here too
@@ -332,7 +431,8 @@ async function createPgliteDb(dataDir: string, countStatements: boolean, loadDat
       });
     },
     kind: 'pglite',
-    sql: async (text, params) => (await client.query(text, params as unknown[])).rows as never,
+    sql,
+    read: sql,
     migrationFactory: () => new PrismaPGlite(client),
     withMigrationLock: (fn) => fn(),
     dumpDataDir: () => client.dumpDataDir('none'),

@@ -1,6 +1,6 @@
 import type { Db } from '../db/create-db';
 import { TenantSql } from '../db/tenant-sql';
-import type { Limits } from '../config';
+import type { Config, Limits } from '../config';
 import { Authenticator } from './auth/authenticator';
 import { LoginAttempts } from './auth/login-attempt';
 import { AccountService } from './directory/account.service';
@@ -26,7 +26,8 @@ import { RetentionService } from './retention/retention.service';
 import { RETENTION_DEFAULTS, type RetentionSettings } from './retention/retention-settings';
 
 interface ServiceOptions {
-  db: Pick<Db, 'sql' | 'transaction'>;
+  /** `read`: the reads a replica may answer (the audit log, the voice dashboards); absent, `sql` */
+  db: Pick<Db, 'sql' | 'transaction'> & Partial<Pick<Db, 'read'>>;
   hashKey: Buffer;
   limits: Limits;
   /**
@@ -48,6 +49,9 @@ export function createServices(options: ServiceOptions) {
   const { db, hashKey, limits } = options;
   // every repository runs its statements through the one tenant-scoped helper
   const repos = repositories(new TenantSql(db.sql));
+  // the repositories whose reads may come from a read replica (docs/scaling.md: never
+  // authentication, revocation, rate limits, or a read that decides a write)
+  const replicaReads = db.read ? repositories(new TenantSql(db.read)) : repos;
   // one login-attempt protocol for Basic logins and previous-password checks
   const attempts = new LoginAttempts(repos.logins, limits.loginWindowSeconds);
   const oauthClients = new OAuthClientService(db, repos.clients, repos.secrets, repositories, hashKey);
@@ -73,10 +77,10 @@ export function createServices(options: ServiceOptions) {
     /** agents' availability (Zendesk Talk's) */
     agentAvailability: new AgentAvailabilityService(repos.lifecycle, callbackLifecycle),
     /** Zendesk Talk's live stats */
-    voiceStats: repos.voiceStats,
+    voiceStats: replicaReads.voiceStats,
     oauthTokens: new OAuthTokenService(repos.tokens, hashKey),
     cursors: new CursorCodec(hashKey),
-    auditLogs: new AuditLogService(repos.auditLogs),
+    auditLogs: new AuditLogService(replicaReads.auditLogs),
     webhooks: new WebhookService(db, repos.webhooks, repositories, box, endpointPolicy),
     /** webhook deliveries: the fan-out, the attempts, the breaker (run by the jobs of src/jobs/webhook-deliveries.ts) */
     webhookDeliveries: new WebhookDeliveryService(db, repos, repositories, box, endpointPolicy),
@@ -92,3 +96,8 @@ export function createServices(options: ServiceOptions) {
 }
 
 export type Services = ReturnType<typeof createServices>;
+
+/** The services of a process, from its configuration (the server, the worker, the CLI). */
+export function servicesFor(db: ServiceOptions['db'], config: Pick<Config, 'hashKey' | 'limits' | 'webhookAllowPrivateEndpoints' | 'retention'>): Services {
+  return createServices({ db, hashKey: config.hashKey, limits: config.limits, webhookAllowPrivateEndpoints: config.webhookAllowPrivateEndpoints, retention: config.retention });
+}

@@ -1,5 +1,6 @@
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { PoolStats } from '../db/create-db';
+import type { ReplicaState } from '../db/replicas';
 import type { JobQueueStats } from '../domain/jobs/job.repository';
 import type { JobEngineStats } from '../jobs/engine';
 import type { EngineMetrics } from '../jobs/kinds';
@@ -17,6 +18,8 @@ export interface RetentionSource {
 export interface ScrapeSources {
   /** the pg pool's counts (PostgreSQL); absent on PGlite */
   pool?: () => PoolStats;
+  /** the read replicas (READ_REPLICA_URL); absent without them */
+  replicas?: () => ReplicaState[];
   /** the job queue, from the database (every process sees the same queue) */
   jobs: () => Promise<JobQueueStats>;
   retention?: RetentionSource;
@@ -101,6 +104,7 @@ export class AppMetrics implements EngineMetrics {
     dead: new MaybeGauge({ name: 'jobs_dead', help: 'Background jobs that used up their attempts or failed for good', ...this.on }),
     oldestDue: new MaybeGauge({ name: 'jobs_oldest_due_age_seconds', help: 'How long the oldest due job has waited (0 when none)', ...this.on }),
   };
+  private readonly replicas?: { usable: Gauge<'replica'>; lag: Gauge<'replica'> };
   private readonly retention?: {
     finished: MaybeGauge; duration: MaybeGauge; removed: Gauge<'table'>; next: MaybeGauge;
   };
@@ -117,6 +121,12 @@ export class AppMetrics implements EngineMetrics {
         idle: new Gauge({ name: 'db_pool_idle_connections', help: 'Database connections open and idle', ...this.on }),
         waiting: new Gauge({ name: 'db_pool_waiting_clients', help: 'Queries and transactions waiting for a database connection', ...this.on }),
         max: new Gauge({ name: 'db_pool_max_connections', help: 'The pool size (DB_POOL_SIZE)', ...this.on }),
+      };
+    }
+    if (sources.replicas) {
+      this.replicas = {
+        usable: new Gauge({ name: 'db_replica_usable', help: 'Whether a read replica takes reads now (1) or is left out (0: unreachable, or further behind than REPLICA_MAX_LAG_MS)', labelNames: ['replica'] as const, ...this.on }),
+        lag: new Gauge({ name: 'db_replica_lag_seconds', help: 'How far behind the primary a read replica is, at most (absent while unreachable)', labelNames: ['replica'] as const, ...this.on }),
       };
     }
     if (sources.retention) {
@@ -152,7 +162,7 @@ export class AppMetrics implements EngineMetrics {
   /** The text a scrape answers: figures read now, then every metric of the app and of the process. */
   async scrape(): Promise<string> {
     await Promise.all([this.readJobs(), this.readRetention()]);
-    this.readPool();
+    this.readConnections();
     const [app, process] = await Promise.all([this.registry.metrics(), processMetrics().metrics()]);
     // prom-client writes NaN (the event loop's mean delay between two close scrapes) as "Nan":
     // Prometheus reads it, the format and stricter parsers say "NaN"
@@ -163,10 +173,16 @@ export class AppMetrics implements EngineMetrics {
     return this.registry.contentType;
   }
 
-  private readPool(): void {
+  private readConnections(): void {
     const stats = this.sources.pool?.();
-    if (!stats || !this.pool) return;
-    for (const key of ['total', 'idle', 'waiting', 'max'] as const) this.pool[key].set(stats[key]);
+    if (stats && this.pool) for (const key of ['total', 'idle', 'waiting', 'max'] as const) this.pool[key].set(stats[key]);
+    if (!this.replicas || !this.sources.replicas) return;
+    for (const r of this.sources.replicas()) {
+      const labels = { replica: r.name };
+      this.replicas.usable.set(labels, r.usable ? 1 : 0);
+      if (r.lagMs === null) this.replicas.lag.remove(labels);
+      else this.replicas.lag.set(labels, r.lagMs / 1000);
+    }
   }
 
   private async readJobs(): Promise<void> {

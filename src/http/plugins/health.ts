@@ -47,6 +47,8 @@ export const health = fp<HealthOptions>(async (fastify, { db, jobs, worker, rete
           status: 'ready',
           jobs: { worker, pending: queue.pending, due: queue.due, running: queue.running, oldest_due_seconds: Math.round(queue.oldestDueSeconds), dead: queue.dead },
           retention: retentionView(purge),
+          // only with READ_REPLICA_URL: whether each takes reads now, and how far behind it is at most
+          ...(db.replicaStates ? { replicas: db.replicaStates().map((r) => ({ name: r.name, usable: r.usable, lag_ms: r.lagMs })) } : {}),
         };
       }
       return reply.code(503).send({ status: 'unavailable', reason: 'migrations pending' });
