@@ -5,8 +5,12 @@
 // from one it must not have. A skip for a missing tool (Chromium, curl) is a failure
 // under CI=true: CI installs them, so there it can only mean the tests did not run.
 
-/** What a skipped block needs and this run does not have. */
-export type SkipKind = 'needs-postgres' | 'needs-pglite' | 'needs-chromium' | 'needs-curl';
+/**
+ * What a skipped block needs and this run does not have. needs-topology: the multi-process
+ * topology of scripts/topology.sh (PostgreSQL, a replica, pgbouncer, three service processes),
+ * asked for with TOPOLOGY_TEST=1 (CI runs it in a step of its own).
+ */
+export type SkipKind = 'needs-postgres' | 'needs-pglite' | 'needs-chromium' | 'needs-curl' | 'needs-topology';
 
 /** Kinds CI has by construction: a skip of one of them under CI=true fails instead. */
 const REQUIRED_IN_CI: ReadonlySet<SkipKind> = new Set(['needs-chromium', 'needs-curl']);
