@@ -1,11 +1,12 @@
 // npm run db:migrate — applies pending migrations to DATABASE_URL or the embedded database.
-import { loadConfig } from '../src/config';
+import { databaseConnection, loadConfig } from '../src/config';
 import { createDb } from '../src/db/create-db';
 import { migrate } from '../src/db/migrate';
 
 async function main(): Promise<void> {
   const config = loadConfig();
-  const db = await createDb({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolSize: 2 });
+  // (through DIRECT_URL when DATABASE_URL is a pooler: migrations hold a session lock; no replicas)
+  const db = await createDb({ ...databaseConnection(config), replicaUrls: [], poolSize: 2 });
   try {
     const applied = await migrate(db);
     console.log(applied.length ? `applied: ${applied.join(', ')}` : 'database is up to date');

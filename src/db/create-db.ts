@@ -104,21 +104,56 @@ export interface PgliteDb extends Db {
 // server's memory. The service has a few dozen.
 const MAX_PREPARED_STATEMENTS = 200;
 
-/**
- * pg query configs that name each distinct text (s1, s2, …). A name always means
- * the same text in this process, which is what pg requires of a name on a connection.
- */
-function preparedStatements(max = MAX_PREPARED_STATEMENTS) {
-  const names = new Map<string, string>();
-  return (text: string, values: unknown[] | undefined): pg.QueryConfig => {
-    let name = names.get(text);
-    if (name === undefined && names.size < max) names.set(text, (name = `s${names.size + 1}`));
-    return name === undefined ? { text, values } : { name, text, values };
-  };
-}
+// What PostgreSQL answers when a named statement met a server connection it was not
+// prepared on, or one where another client prepared it: the mark of a transaction pooler.
+const POOLER_STATEMENT_ERRORS = new Set(['42P05' /* already exists */, '26000' /* does not exist */]);
 
-/** Statements as they are: unnamed (parsed on every run), what a transaction pooler needs. */
-const unnamedStatements = (text: string, values: unknown[] | undefined): pg.QueryConfig => ({ text, values });
+/**
+ * How statements are sent: on a direct connection, each distinct text gets a name (s1, s2, …;
+ * a name always means the same text in this process, which is what pg requires of a name on
+ * a connection) and is prepared once per connection; behind a transaction pooler
+ * (?pgbouncer=true), unnamed. A pooler the URL did not flag shows itself by the errors above:
+ * then it is said once, loudly, and every statement from then on is unnamed (the one that
+ * failed runs again, unnamed, when it was not inside a transaction), instead of half the
+ * answers failing.
+ */
+class Statements {
+  private readonly names = new Map<string, string>();
+  constructor(
+    private named: boolean,
+    private readonly onPooler: () => void,
+    private readonly max = MAX_PREPARED_STATEMENTS,
+  ) {}
+
+  config(text: string, values: unknown[] | undefined): pg.QueryConfig {
+    if (!this.named) return { text, values };
+    let name = this.names.get(text);
+    if (name === undefined && this.names.size < this.max) this.names.set(text, (name = `s${this.names.size + 1}`));
+    return name === undefined ? { text, values } : { name, text, values };
+  }
+
+  /** Whether a named statement failed because of a transaction pooler (from now on, none is named). */
+  poolerRefused(config: pg.QueryConfig, err: unknown): boolean {
+    const code = (err as { code?: unknown } | null)?.code;
+    if (config.name === undefined || typeof code !== 'string' || !POOLER_STATEMENT_ERRORS.has(code)) return false;
+    if (this.named) {
+      this.named = false;
+      this.onPooler();
+    }
+    return true;
+  }
+
+  /** Runs one statement outside a transaction: again, unnamed, if a pooler refused its name. */
+  async run(query: (config: pg.QueryConfig) => Promise<pg.QueryResult>, text: string, values: unknown[] | undefined): Promise<never[]> {
+    const config = this.config(text, values);
+    try {
+      return (await query(config)).rows as never[];
+    } catch (err) {
+      if (!this.poolerRefused(config, err)) throw err;
+      return (await query({ text, values })).rows as never[];
+    }
+  }
+}
 
 /**
  * A connection URL and whether it points at a transaction pooler: `?pgbouncer=true` (Prisma's
@@ -158,12 +193,19 @@ export async function createDb(options: DbOptions): Promise<Db> {
 }
 
 /** The pool of one server (or of a pooler in front of it), and how its statements are named. */
-function serverPool(target: string, max: number, client: typeof pg.Client, connectionTimeoutMillis = 5000) {
+function serverPool(target: string, variable: string, max: number, client: typeof pg.Client, log?: DbLog, connectionTimeoutMillis = 5000) {
   const { url, pooled } = poolerUrl(target);
   const pool = new pg.Pool({ connectionString: url, max, connectionTimeoutMillis, Client: client });
   // An idle client losing its server must not crash the process; the next query reports it.
   pool.on('error', () => {});
-  return { pool, prepared: pooled ? unnamedStatements : preparedStatements() };
+  const statements = new Statements(!pooled, () =>
+    log?.warn(
+      { variable },
+      `${variable} looks like a transaction pooler (a named prepared statement met another session): statements are unnamed from now on; add ?pgbouncer=true to ${variable}, and set DIRECT_URL to the primary itself (docs/scaling.md)`,
+    ),
+  );
+  const sql: SqlQuery = (text, params) => statements.run((config) => pool.query(config), text, params);
+  return { pool, statements, sql };
 }
 
 async function createPostgresDb(options: DbOptions & { databaseUrl: string }, countStatements: boolean): Promise<Db> {
@@ -175,27 +217,26 @@ async function createPostgresDb(options: DbOptions & { databaseUrl: string }, co
   const direct = poolerUrl(options.directUrl ?? options.databaseUrl);
   if (direct.pooled) throw new Error('DIRECT_URL must reach the primary itself, not a pooler (it has ?pgbouncer=true)');
   const url = direct.url;
-  let statements = 0;
+  let statementsSent = 0;
   // Every statement of the pool goes through Client#query.
   class CountingClient extends pg.Client {
     // eslint-disable-next-line @typescript-eslint/no-explicit-any -- pg's query has a dozen overloads; this only counts
     query(...args: any[]): any {
-      statements++;
+      statementsSent++;
       // eslint-disable-next-line @typescript-eslint/no-explicit-any
       return (super.query as any)(...args);
     }
   }
-  const { pool, prepared } = serverPool(options.databaseUrl, poolSize, countStatements ? CountingClient : pg.Client);
-  const sql: SqlQuery = async (text, params) => (await pool.query(prepared(text, params))).rows;
+  const { pool, statements, sql } = serverPool(options.databaseUrl, 'DATABASE_URL', poolSize, countStatements ? CountingClient : pg.Client, log);
   // replicas: a short connect timeout, so that an unreachable one falls back to the primary quickly
   const replicas = options.replicaUrls?.length
     ? replicaRouter(
         sql,
         options.replicaUrls.map((replicaUrl, index) => {
-          const replica = serverPool(replicaUrl, poolSize, countStatements ? CountingClient : pg.Client, 1000);
+          const replica = serverPool(replicaUrl, 'READ_REPLICA_URL', poolSize, countStatements ? CountingClient : pg.Client, log, 1000);
           return {
             name: describeUrl(replicaUrl, index),
-            sql: async (text, params) => (await replica.pool.query(replica.prepared(text, params))).rows,
+            sql: replica.sql,
             close: () => replica.pool.end().catch(() => {}),
           };
         }),
@@ -208,7 +249,7 @@ async function createPostgresDb(options: DbOptions & { databaseUrl: string }, co
     read: replicas?.read ?? sql,
     replicaStates: replicas?.states,
     migrationFactory: () => wholeScripts(new PrismaPg({ connectionString: url, max: 2 })),
-    statementCount: () => statements,
+    statementCount: () => statementsSent,
     poolStats: () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount, max: poolSize }),
     async transaction(fn, first) {
       let broken: Error | undefined;
@@ -232,7 +273,16 @@ async function createPostgresDb(options: DbOptions & { databaseUrl: string }, co
       try {
         // Without parameters, "BEGIN; <first>" is one simple-protocol query.
         await client.query(first ? `BEGIN; ${first}` : 'BEGIN');
-        const result = await fn(async (text, params) => (await client.query(prepared(text, params))).rows);
+        const result = await fn(async (text, params) => {
+          const config = statements.config(text, params);
+          try {
+            return (await client.query(config)).rows;
+          } catch (err) {
+            // (not run again: the transaction is aborted; the next ones go unnamed)
+            statements.poolerRefused(config, err);
+            throw err;
+          }
+        });
         await client.query('COMMIT');
         return result;
       } catch (err) {

@@ -1,8 +1,11 @@
 // Whether an error means "the database cannot be reached right now" (→ 503),
 // as opposed to a bug (→ 500). Covers pg, Prisma's driver adapters and PGlite.
 const NETWORK_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH']);
-// PostgreSQL: admin shutdown, crash shutdown, cannot connect now, too many connections
-const PG_CODES = new Set(['57P01', '57P02', '57P03', '53300', '08000', '08001', '08003', '08006']);
+// PostgreSQL: admin shutdown, crash shutdown, cannot connect now, too many connections, and
+// 08P01, the code pgbouncer gives every error of its own ("server login has been failing, try
+// again later", "pgbouncer cannot connect to server", "server conn crashed?", query_wait_timeout):
+// the server behind it is away or restarting, which is a 503 like the server's own.
+const PG_CODES = new Set(['57P01', '57P02', '57P03', '53300', '08000', '08001', '08003', '08006', '08P01']);
 
 export function isDatabaseUnavailable(err: unknown, depth = 0): boolean {
   if (!err || typeof err !== 'object' || depth > 5) return false;
