@@ -1,0 +1,247 @@
+import { existsSync } from 'node:fs';
+import pg from 'pg';
+import { createDb, type Db } from '../src/db/create-db';
+import { parseLsn } from '../src/db/replicas';
+import { startPgServer, startReplica, type PgServer } from './helpers/pg-server';
+import { onPostgres } from './helpers/postgres';
+import { describeIf } from './helpers/skip';
+
+// Reads beside a real streaming replica (READ_REPLICA_URL, REPLICA_MAX_LAG_MS; src/db/replicas.ts):
+// a primary of the test's own and a hot standby made from it with pg_basebackup. Db.read goes to
+// the replica only while it has provably replayed what the primary had REPLICA_MAX_LAG_MS ago,
+// else to the primary; a replica paused, stopped or not a standby at all costs no read.
+// On the PostgreSQL run (TEST_DATABASE_URL), where CI has the PostgreSQL binaries.
+
+jest.setTimeout(60_000);
+
+const MAX_LAG_MS = 300;
+/** the monitor's period for that lag (maxLag / 4, at least 50 ms) */
+const INTERVAL_MS = 75;
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+type Logged = { level: 'info' | 'warn'; msg: string };
+const collectingLog = () => {
+  const calls: Logged[] = [];
+  return { calls, log: { info: (_: object, msg: string) => calls.push({ level: 'info', msg }), warn: (_: object, msg: string) => calls.push({ level: 'warn', msg }) } };
+};
+
+/** Which server answered a read: true = a standby (the replica), false = the primary. */
+const WHO = 'SELECT pg_is_in_recovery() AS r';
+
+async function readsFromReplica(db: Db): Promise<boolean> {
+  const [{ r }] = await db.read<{ r: boolean }>(WHO);
+  return r;
+}
+
+/** Polls until `check` holds; how long that took (ms), or a failure after `limitMs`. */
+async function within(limitMs: number, what: string, check: () => Promise<boolean>): Promise<number> {
+  const started = Date.now();
+  for (;;) {
+    if (await check()) return Date.now() - started;
+    if (Date.now() - started > limitMs) throw new Error(`${what}: not within ${limitMs} ms`);
+    await sleep(10);
+  }
+}
+
+describe('parseLsn', () => {
+  it('orders WAL positions as PostgreSQL does (high word first, both hexadecimal)', () => {
+    expect(parseLsn('0/16B3748') < parseLsn('1/0')).toBe(true);
+    expect(parseLsn('0/FFFFFFFF') < parseLsn('1/0')).toBe(true);
+    expect(parseLsn('0/9') < parseLsn('0/A')).toBe(true);
+    expect(parseLsn('0/16B3748')).toBe(0x16b3748n);
+    expect(parseLsn('1/0')).toBe(1n << 32n);
+    expect(parseLsn('A/1')).toBe((10n << 32n) + 1n);
+    expect(parseLsn('FFFFFFFF/FFFFFFFF')).toBe((1n << 64n) - 1n);
+    expect(parseLsn('0/3000060')).toBe(parseLsn('0/03000060'));
+  });
+});
+
+const runs = onPostgres && existsSync('/usr/lib/postgresql');
+
+describeIf(runs, 'needs-postgres', 'runs on the PostgreSQL run (TEST_DATABASE_URL), with the PostgreSQL binaries (apt-get install postgresql)')(
+  'Db.read beside a real streaming replica (REPLICA_MAX_LAG_MS=300)',
+  () => {
+    let primary: PgServer;
+    let replica: PgServer;
+    let primaryUrl: string;
+    let replicaUrl: string;
+    let db: Db;
+    const logged = collectingLog();
+    const opened: Db[] = [];
+
+    beforeAll(async () => {
+      primary = await startPgServer();
+      primaryUrl = await primary.createDatabase('app');
+      const setup = new pg.Client({ connectionString: primaryUrl });
+      await setup.connect();
+      await setup.query('CREATE TABLE ticks (id bigserial PRIMARY KEY, at timestamptz NOT NULL DEFAULT clock_timestamp())');
+      await setup.end();
+      replica = await startReplica(primary);
+      replicaUrl = `postgresql://postgres@127.0.0.1:${replica.port}/app`;
+      db = await createDb({ databaseUrl: primaryUrl, replicaUrls: [replicaUrl], replicaMaxLagMs: MAX_LAG_MS, poolSize: 4, log: logged.log });
+      opened.push(db);
+    });
+    afterAll(async () => {
+      for (const d of opened) await d.close();
+      await replica?.cleanup();
+      await primary?.cleanup();
+    });
+
+    /** Inserts a row on the primary every few ms until stopped; each id with the time its commit was acknowledged. */
+    function writer() {
+      const commits: { id: number; at: number }[] = [];
+      let stopped = false;
+      const done = (async () => {
+        while (!stopped) {
+          const [{ id }] = await db.sql<{ id: string }>('INSERT INTO ticks DEFAULT VALUES RETURNING id');
+          commits.push({ id: Number(id), at: Date.now() });
+          await sleep(5);
+        }
+      })();
+      return {
+        commits,
+        async stop() {
+          stopped = true;
+          await done;
+        },
+      };
+    }
+
+    it('reads from the replica once it is fresh (the primary answers db.sql); its state says usable, lag within the bound', async () => {
+      const took = await within(5000, 'the replica taking reads', () => readsFromReplica(db));
+      expect(took).toBeLessThan(5000);
+      expect(await db.sql(WHO)).toEqual([{ r: false }]);
+      expect(db.replicaStates!()).toEqual([{ name: `127.0.0.1:${replica.port}/app`, usable: true, lagMs: expect.any(Number) }]);
+      expect(db.replicaStates!()[0].lagMs).toBeLessThanOrEqual(MAX_LAG_MS);
+      // the same data on both: what the primary has, the replica has replayed
+      await db.sql('INSERT INTO ticks DEFAULT VALUES');
+      await within(2000, 'the row replayed', async () => {
+        const [row] = await db.read<{ r: boolean; n: number }>('SELECT pg_is_in_recovery() AS r, count(*)::int AS n FROM ticks');
+        return row.r && row.n === 1;
+      });
+    });
+
+    it('leaves a paused replica out within the lag allowed while the primary writes, never staler than REPLICA_MAX_LAG_MS, and takes it back once resumed', async () => {
+      // a session on the replica itself, to pause and resume its replay
+      const replicaAdmin = new pg.Client({ connectionString: replicaUrl });
+      await replicaAdmin.connect();
+      await within(5000, 'the replica taking reads', () => readsFromReplica(db));
+      const writes = writer();
+      // every read: when it was asked, what it saw, who answered
+      const reads: { asked: number; maxId: number; r: boolean }[] = [];
+      const read = async () => {
+        const asked = Date.now();
+        const [row] = await db.read<{ r: boolean; max: string | null }>('SELECT pg_is_in_recovery() AS r, max(id) AS max FROM ticks');
+        reads.push({ asked, maxId: Number(row.max ?? 0), r: row.r });
+        return row.r;
+      };
+      let leftOutAfter: number | undefined;
+      try {
+        await sleep(100);
+        await replicaAdmin.query('SELECT pg_wal_replay_pause()');
+        leftOutAfter = await within(3000, 'reads leaving the paused replica', async () => !(await read()));
+        // and it stays out while paused
+        for (let i = 0; i < 30; i++) {
+          expect(await read()).toBe(false);
+          await sleep(10);
+        }
+        expect(db.replicaStates!()).toEqual([{ name: `127.0.0.1:${replica.port}/app`, usable: false, lagMs: expect.any(Number) }]);
+        expect(db.replicaStates!()[0].lagMs).toBeGreaterThan(MAX_LAG_MS);
+      } finally {
+        await replicaAdmin.query('SELECT pg_wal_replay_resume()');
+        await replicaAdmin.end();
+        await writes.stop();
+      }
+      const back = await within(5000, 'reads back on the resumed replica', () => read());
+      // the staleness bound, read by read: a read the replica answered saw every row committed more than REPLICA_MAX_LAG_MS before it was asked
+      const fromReplica = reads.filter((x) => x.r);
+      expect(fromReplica.length).toBeGreaterThan(0);
+      for (const x of reads) {
+        const mustSee = writes.commits.filter((c) => c.at < x.asked - MAX_LAG_MS).reduce((max, c) => Math.max(max, c.id), 0);
+        expect({ ...x, sawAtLeast: x.maxId >= mustSee }).toEqual({ ...x, sawAtLeast: true });
+      }
+      // the replay paused, the replica is left out after at most the lag allowed and one monitor round (and some scheduling)
+      expect(leftOutAfter).toBeLessThan(MAX_LAG_MS + INTERVAL_MS + 500);
+      expect(back).toBeLessThan(5000);
+      expect(writes.commits.length).toBeGreaterThan(10);
+    });
+
+    it('a read issued REPLICA_MAX_LAG_MS after a write always sees it (20 times), mostly from the replica', async () => {
+      await within(5000, 'the replica taking reads', () => readsFromReplica(db));
+      const answers: { seenAtOnce: boolean; seenLater: boolean; laterFromReplica: boolean }[] = [];
+      for (let i = 0; i < 20; i++) {
+        const [{ id }] = await db.sql<{ id: string }>('INSERT INTO ticks DEFAULT VALUES RETURNING id');
+        // at once: seen or not (not yet replayed), both allowed
+        const [atOnce] = await db.read<{ n: number }>('SELECT count(*)::int AS n FROM ticks WHERE id = $1', [id]);
+        await sleep(MAX_LAG_MS);
+        const [later] = await db.read<{ n: number; r: boolean }>('SELECT count(*)::int AS n, pg_is_in_recovery() AS r FROM ticks WHERE id = $1', [id]);
+        answers.push({ seenAtOnce: atOnce.n === 1, seenLater: later.n === 1, laterFromReplica: later.r });
+      }
+      expect(answers.filter((a) => !a.seenLater)).toEqual([]);
+      // not vacuous: the replica answered most of them
+      expect(answers.filter((a) => a.laterFromReplica).length).toBeGreaterThanOrEqual(10);
+    });
+
+    it('loses no read when the replica stops (pg_ctl stop -m immediate), and reads go back to it once it runs again', async () => {
+      await within(5000, 'the replica taking reads', () => readsFromReplica(db));
+      logged.calls.length = 0;
+      const answers: { r: boolean; n: number }[] = [];
+      const failures: unknown[] = [];
+      let stopping: Promise<void> | undefined;
+      let stoppedAt = -1;
+      const [{ n: rows }] = await db.sql<{ n: number }>('SELECT count(*)::int AS n FROM ticks');
+      for (let i = 0; i < 200; i++) {
+        if (i === 20)
+          stopping = replica.stop('immediate').then(() => {
+            stoppedAt = answers.length;
+          });
+        try {
+          const rows = await db.read<{ r: boolean; n: number }>('SELECT pg_is_in_recovery() AS r, count(*)::int AS n FROM ticks');
+          answers.push(rows[0]);
+        } catch (err) {
+          failures.push(err);
+        }
+        await sleep(5);
+      }
+      await stopping;
+      expect(failures).toEqual([]);
+      expect(answers).toHaveLength(200);
+      expect(answers.slice(0, 20).every((a) => a.r)).toBe(true);
+      // once stopped, all from the primary, with the same rows
+      expect(stoppedAt).toBeGreaterThan(0);
+      expect(stoppedAt).toBeLessThan(200);
+      expect(answers.slice(stoppedAt).every((a) => !a.r)).toBe(true);
+      expect(answers.filter((a) => a.n !== rows)).toEqual([]);
+      expect(db.replicaStates!()).toEqual([{ name: `127.0.0.1:${replica.port}/app`, usable: false, lagMs: null }]);
+      expect(logged.calls.filter((c) => c.level === 'warn').map((c) => c.msg)).toEqual([expect.stringMatching(/^read replica left out: (a read lost its connection|unreachable); reads go to the primary$/)]);
+
+      await replica.start();
+      const back = await within(10_000, 'reads back on the restarted replica', () => readsFromReplica(db));
+      expect(back).toBeLessThan(10_000);
+      expect(logged.calls.filter((c) => c.level === 'info').map((c) => c.msg)).toEqual(['read replica reachable again']);
+    });
+
+    it('never reads from a replica URL that is not a standby (the primary itself); its state says unusable', async () => {
+      const log = collectingLog();
+      // the same server under two names: application_name tells which of the Db's pools answered
+      const wrong = await createDb({ databaseUrl: primaryUrl, replicaUrls: [`${primaryUrl}?application_name=as_replica`], replicaMaxLagMs: MAX_LAG_MS, poolSize: 2, log: log.log });
+      opened.push(wrong);
+      const answeredBy = async () => (await wrong.read<{ name: string }>("SELECT current_setting('application_name') AS name"))[0].name;
+      // from the first read on (before the monitor has looked at it), then over several of its rounds
+      const names = new Set<string>();
+      for (let i = 0; i < 40; i++) {
+        names.add(await answeredBy());
+        await sleep(10);
+      }
+      expect([...names]).toEqual(['']);
+      expect(wrong.replicaStates!()).toEqual([{ name: `127.0.0.1:${primary.port}/app`, usable: false, lagMs: null }]);
+      expect(log.calls).toEqual([{ level: 'warn', msg: 'read replica left out: it is not a streaming standby; reads go to the primary' }]);
+      // (the same replica pool does answer as_replica: the check above could tell)
+      const direct = new pg.Client({ connectionString: `${primaryUrl}?application_name=as_replica` });
+      await direct.connect();
+      expect((await direct.query("SELECT current_setting('application_name') AS name")).rows).toEqual([{ name: 'as_replica' }]);
+      await direct.end();
+    });
+  },
+);
