@@ -1,4 +1,6 @@
-import { existsSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
+import path from 'node:path';
 import pg from 'pg';
 import { createDb, type Db } from '../src/db/create-db';
 import { parseLsn } from '../src/db/replicas';
@@ -220,6 +222,56 @@ describeIf(runs, 'needs-postgres', 'runs on the PostgreSQL run (TEST_DATABASE_UR
       const back = await within(10_000, 'reads back on the restarted replica', () => readsFromReplica(db));
       expect(back).toBeLessThan(10_000);
       expect(logged.calls.filter((c) => c.level === 'info').map((c) => c.msg)).toEqual(['read replica reachable again']);
+    });
+
+    it('loses no read when the replica freezes (SIGSTOP: connections open, nothing answers): a read waiting on it runs again on the primary', async () => {
+      await within(5000, 'the replica taking reads', () => readsFromReplica(db));
+      logged.calls.length = 0;
+      // the postmaster and every process of it (backends, the WAL receiver, ...), when it freezes
+      const postmaster = Number(readFileSync(path.join(replica.dataDir, 'postmaster.pid'), 'utf8').split('\n')[0]);
+      let pids: number[] = [];
+      const timed = async (sql: string) => {
+        const started = Date.now();
+        const [row] = await db.read<{ r: boolean }>(sql);
+        return { r: row.r, ms: Date.now() - started };
+      };
+      let inFlight: Promise<{ r: boolean; ms: number }> | undefined;
+      const during: { r: boolean; ms: number }[] = [];
+      let frozen = false;
+      const thaw = () => {
+        if (frozen) for (const pid of pids) process.kill(pid, 'SIGCONT');
+        frozen = false;
+      };
+      // whatever happens, it thaws after 6 s (a read stuck on it then answers late, and the checks say so)
+      const safety = setTimeout(thaw, 6000);
+      try {
+        // a read on the replica when it freezes: without a way out it would wait for ever
+        inFlight = timed('SELECT pg_is_in_recovery() AS r, pg_sleep(0.3)');
+        await sleep(50);
+        pids = [postmaster, ...execFileSync('pgrep', ['-P', String(postmaster)]).toString().trim().split('\n').filter(Boolean).map(Number)];
+        frozen = true;
+        for (const pid of pids) process.kill(pid, 'SIGSTOP');
+        const first = await inFlight;
+        // it ran again on the primary once the monitor left the replica out (its question unanswered for 1 s)
+        expect(first.r).toBe(false);
+        expect(first.ms).toBeLessThan(3000);
+        expect(logged.calls.filter((c) => c.level === 'warn').map((c) => c.msg)).toEqual([
+          expect.stringMatching(/^read replica left out: (it did not answer within 1000 ms|unreachable); reads go to the primary$/),
+        ]);
+        // and the reads that follow go to the primary at once
+        for (let i = 0; i < 15; i++) {
+          during.push(await timed(WHO));
+          await sleep(20);
+        }
+        expect(during.filter((d) => d.r || d.ms > 500)).toEqual([]);
+        expect(db.replicaStates!()).toEqual([{ name: `127.0.0.1:${replica.port}/app`, usable: false, lagMs: null }]);
+      } finally {
+        clearTimeout(safety);
+        thaw();
+        await inFlight?.catch(() => {});
+      }
+      const back = await within(10_000, 'reads back on the thawed replica', () => readsFromReplica(db));
+      expect(back).toBeLessThan(10_000);
     });
 
     it('never reads from a replica URL that is not a standby (the primary itself); its state says unusable', async () => {
