@@ -1,6 +1,6 @@
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { loadConfig, ConfigError } from '../src/config';
+import { loadConfig, ConfigError, databaseConnection } from '../src/config';
 import { runToExit, SERVER_JS, tempDir } from './helpers/processes';
 
 // Configuration comes from environment variables only and is validated at start
@@ -194,6 +194,68 @@ describe('configuration (docs/api.md, "Operations")', () => {
     }
     // a near miss says what was meant
     expect(() => loadConfig(env({ CORS_ORIGINS: 'https://dash.example.com/' }))).toThrow(/got "https:\/\/dash.example.com\/" \(did you mean https:\/\/dash.example.com\?\)$/);
+  });
+
+  // Behind a transaction pooler and beside read replicas (docs/scaling.md): DIRECT_URL, READ_REPLICA_URL, REPLICA_MAX_LAG_MS
+  describe('DIRECT_URL, READ_REPLICA_URL and REPLICA_MAX_LAG_MS', () => {
+    const PRIMARY = 'postgresql://app:primary-password@db.internal:5432/helpdesk';
+    const POOLER = 'postgresql://app:pooler-password@pooler.internal:6432/helpdesk?pgbouncer=true';
+    const pg = (vars: Record<string, string>) => env({ HASH_KEY: 'k'.repeat(32), ...vars });
+
+    it('has none by default, and a lag of 1000 ms', () => {
+      expect(loadConfig(pg({ DATABASE_URL: PRIMARY }))).toMatchObject({ databaseUrl: PRIMARY, directUrl: undefined, readReplicaUrls: [], replicaMaxLagMs: 1000 });
+      expect(loadConfig(env({}))).toMatchObject({ databaseUrl: undefined, directUrl: undefined, readReplicaUrls: [], replicaMaxLagMs: 1000 });
+      // blank is unset
+      expect(loadConfig(pg({ DATABASE_URL: PRIMARY, DIRECT_URL: ' ', READ_REPLICA_URL: ' , ', REPLICA_MAX_LAG_MS: '' }))).toMatchObject({ directUrl: undefined, readReplicaUrls: [], replicaMaxLagMs: 1000 });
+    });
+
+    it('reads them, and hands them to createDb (databaseConnection)', () => {
+      const config = loadConfig(
+        pg({
+          DATABASE_URL: POOLER, DIRECT_URL: ` ${PRIMARY} `, REPLICA_MAX_LAG_MS: '250',
+          READ_REPLICA_URL: ' postgresql://app:r@replica-1.internal/helpdesk,postgres://app:r@replica-2.internal/helpdesk?pgbouncer=true ,',
+        }),
+      );
+      expect(config).toMatchObject({
+        databaseUrl: POOLER, directUrl: PRIMARY, replicaMaxLagMs: 250,
+        readReplicaUrls: ['postgresql://app:r@replica-1.internal/helpdesk', 'postgres://app:r@replica-2.internal/helpdesk?pgbouncer=true'],
+      });
+      expect(databaseConnection(config)).toEqual({
+        databaseUrl: POOLER, directUrl: PRIMARY, replicaUrls: config.readReplicaUrls, replicaMaxLagMs: 250, dataDir: data.path,
+      });
+      // a direct DATABASE_URL needs no DIRECT_URL; ?pgbouncer=false is no pooler
+      expect(loadConfig(pg({ DATABASE_URL: `${PRIMARY}?pgbouncer=false&sslmode=disable` })).directUrl).toBeUndefined();
+      expect(loadConfig(pg({ DATABASE_URL: PRIMARY, DIRECT_URL: `${PRIMARY}?pgbouncer=false` })).directUrl).toBe(`${PRIMARY}?pgbouncer=false`);
+      expect(loadConfig(pg({ DATABASE_URL: PRIMARY, REPLICA_MAX_LAG_MS: '1' })).replicaMaxLagMs).toBe(1);
+      expect(loadConfig(pg({ DATABASE_URL: PRIMARY, REPLICA_MAX_LAG_MS: '3600000' })).replicaMaxLagMs).toBe(3_600_000);
+    });
+
+    it.each<[string, string, Record<string, string>, RegExp]>([
+      ['DIRECT_URL', 'set without DATABASE_URL', { DIRECT_URL: PRIMARY }, /^Invalid configuration: DIRECT_URL is set, but DATABASE_URL is not/],
+      ['READ_REPLICA_URL', 'set without DATABASE_URL', { READ_REPLICA_URL: PRIMARY }, /^Invalid configuration: READ_REPLICA_URL is set, but DATABASE_URL is not/],
+      ['DIRECT_URL', 'missing behind a pooler', { DATABASE_URL: POOLER }, /^Invalid configuration: DIRECT_URL is required when DATABASE_URL is a transaction pooler \(\?pgbouncer=true\)/],
+      ['DIRECT_URL', 'not postgresql://', { DATABASE_URL: POOLER, DIRECT_URL: 'mysql://app@db.internal/helpdesk' }, /^Invalid configuration: DIRECT_URL must start with postgresql:\/\//],
+      ['DIRECT_URL', 'itself the pooler', { DATABASE_URL: POOLER, DIRECT_URL: POOLER }, /^Invalid configuration: DIRECT_URL must reach the primary itself, not a pooler/],
+      ['DIRECT_URL', 'itself flagged as a pooler', { DATABASE_URL: PRIMARY, DIRECT_URL: `${PRIMARY}?sslmode=require&pgbouncer=true` }, /^Invalid configuration: DIRECT_URL must reach the primary itself, not a pooler/],
+      ['READ_REPLICA_URL', 'not a URL', { DATABASE_URL: PRIMARY, READ_REPLICA_URL: 'replica-1.internal:5432' }, /^Invalid configuration: READ_REPLICA_URL must be one or more postgresql:\/\/ URLs/],
+      ['READ_REPLICA_URL', 'one entry not postgresql://', { DATABASE_URL: PRIMARY, READ_REPLICA_URL: `${PRIMARY},mysql://app:r@replica-2.internal/helpdesk` }, /^Invalid configuration: READ_REPLICA_URL must be one or more postgresql:\/\/ URLs/],
+      ['REPLICA_MAX_LAG_MS', '0', { DATABASE_URL: PRIMARY, REPLICA_MAX_LAG_MS: '0' }, /^Invalid configuration: REPLICA_MAX_LAG_MS must be between 1 and 3600000, got 0$/],
+      ['REPLICA_MAX_LAG_MS', 'above an hour', { DATABASE_URL: PRIMARY, REPLICA_MAX_LAG_MS: '3600001' }, /^Invalid configuration: REPLICA_MAX_LAG_MS must be between 1 and 3600000/],
+      ['REPLICA_MAX_LAG_MS', 'negative', { DATABASE_URL: PRIMARY, REPLICA_MAX_LAG_MS: '-1' }, /^Invalid configuration: REPLICA_MAX_LAG_MS must be an integer/],
+      ['REPLICA_MAX_LAG_MS', 'not an integer', { DATABASE_URL: PRIMARY, REPLICA_MAX_LAG_MS: '1.5' }, /^Invalid configuration: REPLICA_MAX_LAG_MS must be an integer/],
+      ['REPLICA_MAX_LAG_MS', 'with a unit', { DATABASE_URL: PRIMARY, REPLICA_MAX_LAG_MS: '1s' }, /^Invalid configuration: REPLICA_MAX_LAG_MS must be an integer/],
+    ])('names %s when it is bad (%s), without a password in the message', (variable, _case, vars, message) => {
+      let error: unknown;
+      try {
+        loadConfig(pg(vars));
+      } catch (err) {
+        error = err;
+      }
+      expect(error).toBeInstanceOf(ConfigError);
+      expect((error as Error).message).toMatch(message);
+      expect((error as Error).message).toContain(variable);
+      expect((error as Error).message).not.toMatch(/password|app:r@/);
+    });
   });
 
   // Without HASH_KEY on PostgreSQL, the key was a constant written in src/config.ts: it

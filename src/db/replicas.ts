@@ -14,7 +14,10 @@ type SqlQuery = <T = Record<string, unknown>>(sql: string, params?: unknown[]) =
 //
 // A replica that stops costs no request: a read it fails (connection refused, reset, a recovery
 // conflict, anything) is run again on the primary at once, and the replica is left out until the
-// monitor reaches it again. Reads are plain SELECTs: running one twice changes nothing.
+// monitor reaches it again. Reads are plain SELECTs: running one twice changes nothing. A replica
+// that stops answering without failing (its host frozen, a network partition: the connection stays
+// open and nothing comes back) is left out when it leaves the monitor's question unanswered for
+// ANSWER_TIMEOUT_MS; the reads waiting on it then run again on the primary too.
 
 /** One replica: where its queries go, and how it closes. */
 export interface ReplicaTarget {
@@ -58,11 +61,26 @@ interface Sample {
   lsn: bigint;
 }
 
+/**
+ * How long a replica may leave the monitor's question (a trivial one) unanswered before it is left
+ * out: as long as create-db gives it to accept a connection.
+ */
+const ANSWER_TIMEOUT_MS = 1000;
+
+/** A read abandoned on a replica that was left out while it ran (it runs again on the primary). */
+class LeftOut extends Error {}
+
 class Replica {
   /** the time of the newest primary sample it has replayed (-Infinity: none yet) */
   freshAt = -Infinity;
   /** unreachable, or not a standby: left out until the monitor reaches it again */
   down = false;
+  /** times it was left out: only a question asked after the last time brings it back */
+  leftOut = 0;
+  /** the monitor's question to it while unanswered (not asked again meanwhile) */
+  asking: Promise<void> | undefined;
+  /** the reads running on it, abandoned when it is left out */
+  readonly abandon = new Set<(err: LeftOut) => void>();
   constructor(readonly target: ReplicaTarget) {}
 }
 
@@ -83,11 +101,28 @@ export function replicaRouter(
   let primaryFailing = false;
 
   const markDown = (replica: Replica, err: unknown, why: string) => {
-    if (!replica.down) options.log?.warn({ err, replica: replica.target.name }, `read replica left out: ${why}; reads go to the primary`);
+    if (!replica.down && !stopped) options.log?.warn({ err, replica: replica.target.name }, `read replica left out: ${why}; reads go to the primary`);
     replica.down = true;
+    replica.leftOut++;
+    for (const abandon of replica.abandon) abandon(new LeftOut(`read replica ${replica.target.name} left out: ${why}`));
+    replica.abandon.clear();
   };
 
-  const sampleReplica = async (replica: Replica) => {
+  /** A read on a replica, given up (LeftOut) if the replica is left out before it answers. */
+  const readOn = async <T>(replica: Replica, text: string, params?: unknown[]): Promise<T[]> => {
+    let abandon!: (err: LeftOut) => void;
+    const leftOut = new Promise<never>((_, reject) => (abandon = reject));
+    replica.abandon.add(abandon);
+    try {
+      // (a late answer or failure of the abandoned query is handled by the race, and ignored)
+      return await Promise.race([replica.target.sql<T>(text, params), leftOut]);
+    } finally {
+      replica.abandon.delete(abandon);
+    }
+  };
+
+  const ask = async (replica: Replica) => {
+    const leftOutBefore = replica.leftOut;
     try {
       const [row] = await replica.target.sql<{ standby: boolean; lsn: string | null }>('SELECT pg_is_in_recovery() AS standby, pg_last_wal_replay_lsn()::text AS lsn');
       // promoted, or a primary by mistake: its data is not the primary's
@@ -99,10 +134,34 @@ export function replicaRouter(
           break;
         }
       }
-      if (replica.down) options.log?.info({ replica: replica.target.name }, 'read replica reachable again');
+      // an answer to a question asked before it was left out (by a read that lost its connection,
+      // or by this very question taking too long) does not bring it back: the next question does
+      if (replica.leftOut !== leftOutBefore) return;
+      if (replica.down && !stopped) options.log?.info({ replica: replica.target.name }, 'read replica reachable again');
       replica.down = false;
     } catch (err) {
       markDown(replica, err, 'unreachable');
+    }
+  };
+
+  /** Asks a replica where it is, unless the last question is still unanswered; waits at most ANSWER_TIMEOUT_MS. */
+  const sampleReplica = async (replica: Replica) => {
+    if (replica.asking) return;
+    const asking = ask(replica).finally(() => {
+      replica.asking = undefined;
+    });
+    replica.asking = asking;
+    let deadline: NodeJS.Timeout | undefined;
+    const late = new Promise<void>((resolve) => {
+      deadline = setTimeout(() => {
+        markDown(replica, undefined, `it did not answer within ${ANSWER_TIMEOUT_MS} ms`);
+        resolve();
+      }, ANSWER_TIMEOUT_MS);
+    });
+    try {
+      await Promise.race([asking, late]);
+    } finally {
+      clearTimeout(deadline);
     }
   };
 
@@ -116,7 +175,7 @@ export function replicaRouter(
       primaryFailing = false;
     } catch (err) {
       // without the primary's position nothing proves a replica fresh: they age out by themselves
-      if (!primaryFailing) options.log?.warn({ err }, 'read replicas: could not read the primary\'s WAL position');
+      if (!primaryFailing && !stopped) options.log?.warn({ err }, 'read replicas: could not read the primary\'s WAL position');
       primaryFailing = true;
     }
     await Promise.all(replicas.map(sampleReplica));
@@ -136,11 +195,11 @@ export function replicaRouter(
         const replica = replicas[next++ % replicas.length];
         if (!usable(replica)) continue;
         try {
-          return await replica.target.sql(text, params);
+          return await readOn(replica, text, params);
         } catch (err) {
           // run again on the primary: the read's own mistake fails there too (and is reported
           // from there); a lost replica is left out until the monitor reaches it again
-          if (connectionLost(err)) markDown(replica, err, 'a read lost its connection');
+          if (!(err instanceof LeftOut) && connectionLost(err)) markDown(replica, err, 'a read lost its connection');
           break;
         }
       }

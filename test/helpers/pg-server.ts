@@ -3,6 +3,8 @@
 // cannot be the shared one. Runs as user `postgres` when the tests run as root (the
 // server refuses root). stop()/start() keep the port and the data folder; cleanup()
 // stops it and removes everything, and also runs when the test process exits.
+// startReplica makes a streaming replica (hot standby) of one, the same way, on a port of
+// its own (test/db.replicas.test.ts).
 import { execFile, execFileSync } from 'node:child_process';
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
@@ -68,19 +70,23 @@ process.on('exit', () => {
   for (const stopNow of live) stopNow();
 });
 
-export async function startPgServer(): Promise<PgServer> {
-  const bin = pgBin();
-  const work = mkdtempSync(path.join(os.tmpdir(), 'pg-server-'));
+/** A folder of its own for one server: its data folder, socket folder and log (owned by postgres when we are root). */
+async function serverFolder(prefix: string) {
+  const work = mkdtempSync(path.join(os.tmpdir(), prefix));
   chmodSync(work, 0o755);
   const dataDir = path.join(work, 'data');
   const sockDir = path.join(work, 'sock');
-  const logFile = path.join(work, 'pg.log');
   mkdirSync(sockDir);
   if (asRoot) execFileSync('chown', ['-R', 'postgres', work]);
-  const port = await freePort();
+  return { work, dataDir, sockDir, logFile: path.join(work, 'pg.log'), port: await freePort() };
+}
+
+/** The server of a folder; `prepare` fills its data folder (initdb, pg_basebackup) before the first start. */
+async function serverIn(folder: Awaited<ReturnType<typeof serverFolder>>, bin: string, prepare: () => Promise<unknown>, extraOptions = ''): Promise<PgServer> {
+  const { work, dataDir, sockDir, logFile, port } = folder;
   const adminUrl = `postgresql://postgres@127.0.0.1:${port}/postgres`;
   const pgCtl = path.join(bin, 'pg_ctl');
-  const options = `-p ${port} -k ${sockDir} -c listen_addresses=127.0.0.1 -c max_connections=300 -c fsync=off`;
+  const options = `-p ${port} -k ${sockDir} -c listen_addresses=127.0.0.1 -c max_connections=300 -c fsync=off${extraOptions}`;
 
   const stopNow = () => {
     try {
@@ -124,11 +130,30 @@ export async function startPgServer(): Promise<PgServer> {
     log: () => (existsSync(logFile) ? readFileSync(logFile, 'utf8') : ''),
   };
   try {
-    await runPg(path.join(bin, 'initdb'), ['-D', dataDir, '-A', 'trust', '-U', 'postgres', '--no-sync']);
+    await prepare();
     await server.start();
   } catch (err) {
     await server.cleanup();
     throw err;
   }
   return server;
+}
+
+export async function startPgServer(): Promise<PgServer> {
+  const bin = pgBin();
+  const folder = await serverFolder('pg-server-');
+  return serverIn(folder, bin, () => runPg(path.join(bin, 'initdb'), ['-D', folder.dataDir, '-A', 'trust', '-U', 'postgres', '--no-sync']));
+}
+
+/**
+ * A streaming replica of `primary` (a hot standby, read-only): a base backup taken over
+ * the replication protocol (initdb -A trust lets 127.0.0.1 replicate without a password),
+ * with -R writing standby.signal and the primary's address, started on a port of its own.
+ * createDatabase cannot run on it; its databases are the primary's.
+ */
+export async function startReplica(primary: PgServer): Promise<PgServer> {
+  const bin = pgBin();
+  const folder = await serverFolder('pg-replica-');
+  const backup = ['-D', folder.dataDir, '-h', '127.0.0.1', '-p', String(primary.port), '-U', 'postgres', '-R', '-X', 'stream', '--checkpoint=fast', '--no-sync'];
+  return serverIn(folder, bin, () => runPg(path.join(bin, 'pg_basebackup'), backup), ' -c hot_standby=on');
 }
