@@ -182,6 +182,9 @@ function describeUrl(url: string, index: number): string {
   }
 }
 
+/** How long close() waits for a replica's connections (one frozen mid-read never ends by itself). */
+const REPLICA_CLOSE_MS = 1000;
+
 /** How often a process waiting for the migration lock says so. */
 const MIGRATION_LOCK_LOG_MS = 10_000;
 
@@ -237,7 +240,9 @@ async function createPostgresDb(options: DbOptions & { databaseUrl: string }, co
           return {
             name: describeUrl(replicaUrl, index),
             sql: replica.sql,
-            close: () => replica.pool.end().catch(() => {}),
+            // a frozen replica's abandoned reads keep their connections, and pool.end() waits for
+            // them: the process stops anyway after a second (they die with it)
+            close: () => Promise.race([replica.pool.end().catch(() => {}), new Promise<void>((resolve) => setTimeout(resolve, REPLICA_CLOSE_MS).unref())]),
           };
         }),
         { maxLagMs: options.replicaMaxLagMs ?? 1000, log },
