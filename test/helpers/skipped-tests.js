@@ -22,6 +22,7 @@ const HOW_TO_RUN = {
   'needs-pglite': 'run without TEST_DATABASE_URL (plain npm test, on the embedded PGlite)',
   'needs-chromium': 'install Chromium at /usr/bin/chromium: apt-get install chromium (or set CHROMIUM_PATH)',
   'needs-curl': 'install curl: apt-get install curl',
+  'needs-pgbouncer': 'install pgbouncer: apt-get install pgbouncer',
   todo: 'write them (test.todo)',
 };
 const NO_REASON = 'no reason given (describe.skip / it.skip outside test/helpers/skip.ts)';
