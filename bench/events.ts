@@ -37,7 +37,8 @@ import { validateOAuthClient } from '../src/domain/oauth-clients/oauth-client.va
 import { repositories } from '../src/domain/repositories';
 import { sleep } from './net';
 import { median } from './stats';
-import { children, cleanupSync, startServer, throwawayPostgres, type Server } from './processes';
+import { children, startServer, throwawayPostgres, type Server } from './processes';
+import { benchMain, type BenchMode } from './cli';
 
 const ROOT = path.resolve(__dirname, '../..');
 const UPDATED = 'zen:event-type:oauth_client.updated';
@@ -50,7 +51,7 @@ export const EVENT_TARGETS = {
 };
 
 interface Options {
-  mode: 'full' | 'quick' | 'smoke';
+  mode: BenchMode;
   events: number;
   writes: number;
   subscribers: number;
@@ -66,12 +67,6 @@ export function eventsOptions(mode: Options['mode'], out: string): Options {
     smoke: { events: 100, writes: 50, subscribers: 20, rounds: 1 },
   }[mode];
   return { mode, ...preset, out };
-}
-
-function parseArgs(argv: string[]): Options {
-  const mode = argv.includes('--smoke') ? 'smoke' : argv.includes('--quick') ? 'quick' : 'full';
-  const i = argv.indexOf('--out');
-  return eventsOptions(mode, path.resolve(i >= 0 ? argv[i + 1] : path.join(ROOT, 'bench/results')));
 }
 
 const quantile = (xs: number[], q: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(q * xs.length))];
@@ -325,17 +320,5 @@ Bearer token), a worker process (\`npm run worker\`) delivers to a receiver in t
 }
 
 if (require.main === module) {
-  const opts = parseArgs(process.argv.slice(2));
-  const t0 = Date.now();
-  runEventsBench(opts, (line) => console.log(`[events ${((Date.now() - t0) / 1000).toFixed(0).padStart(3)}s] ${line}`)).then(
-    () => {
-      cleanupSync();
-      process.exit(0);
-    },
-    (err) => {
-      console.error(`bench:events failed: ${err instanceof Error ? err.stack : String(err)}`);
-      cleanupSync();
-      process.exit(1);
-    },
-  );
+  benchMain('events', [], (args, log) => runEventsBench(eventsOptions(args.mode, args.out), log));
 }

@@ -31,7 +31,8 @@ import { createDb } from '../src/db/create-db';
 import { migrate } from '../src/db/migrate';
 import type { LoadResult } from './load';
 import { sleep } from './net';
-import { children, cleanupSync, runLoader, startServer, throwawayPostgres, type Server } from './processes';
+import { children, runLoader, startServer, throwawayPostgres, type Server } from './processes';
+import { benchMain, type BenchMode } from './cli';
 import { BASIC_PASSWORD, BENCH_CLIENT, refreshTokenText, seed, tokenText, type Fixture } from './seed';
 import { median } from './stats';
 
@@ -51,7 +52,7 @@ const PARTS = ['scale', 'soak'] as const;
 type Part = (typeof PARTS)[number];
 
 interface Options {
-  mode: 'full' | 'quick' | 'smoke';
+  mode: BenchMode;
   /** expired tokens and codes (7 : 3), plus one dead grant per three codes */
   expired: number;
   /** live tokens, of which `liveRefresh` are refresh families */
@@ -86,19 +87,6 @@ export function retentionOptions(mode: Options['mode'], out: string): Options {
     parts: new Set(PARTS),
     out,
   };
-}
-
-function parseArgs(argv: string[]): Options {
-  const mode = argv.includes('--smoke') ? 'smoke' : argv.includes('--quick') ? 'quick' : 'full';
-  const value = (name: string) => (argv.includes(`--${name}`) ? argv[argv.indexOf(`--${name}`) + 1] : undefined);
-  const opts = retentionOptions(mode, path.resolve(value('out') ?? path.join(ROOT, 'bench/results')));
-  const only = value('only')?.split(',').map((p) => p.trim());
-  if (only) {
-    const unknown = only.filter((p) => !(PARTS as readonly string[]).includes(p));
-    if (unknown.length) throw new Error(`--only takes ${PARTS.join(', ')} (separated by commas), got "${unknown.join()}"`);
-    opts.parts = new Set(only as Part[]);
-  }
-  return opts;
 }
 
 interface Window extends LoadResult {
@@ -650,17 +638,5 @@ export async function runRetentionBench(opts: Options, log: (line: string) => vo
 }
 
 if (require.main === module) {
-  const opts = parseArgs(process.argv.slice(2));
-  const t0 = Date.now();
-  runRetentionBench(opts, (line) => console.log(`[retention ${((Date.now() - t0) / 1000).toFixed(0).padStart(3)}s] ${line}`)).then(
-    () => {
-      cleanupSync();
-      process.exit(0);
-    },
-    (err) => {
-      console.error(`bench:retention failed: ${err instanceof Error ? err.stack : String(err)}`);
-      cleanupSync();
-      process.exit(1);
-    },
-  );
+  benchMain('retention', PARTS, (args, log) => runRetentionBench({ ...retentionOptions(args.mode, args.out), ...(args.only ? { parts: args.only } : {}) }, log));
 }

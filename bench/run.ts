@@ -4,8 +4,9 @@
 // the data, runs the scenarios alternating with the references round after round,
 // at each of two loads (load from a separate autocannon process), and writes
 // bench/results/latest.{md,json} and ratios.svg. Then the events (bench/events.ts) and the
-// callback lifecycle (bench/voice.ts) and retention (bench/retention.ts), each on a database of its own (with --only: when named,
-// `--only events`, `--only voice`, `--only retention`).
+// callback lifecycle (bench/voice.ts), retention (bench/retention.ts) and scaling (bench/scaling.ts: pgbouncer,
+// several web processes, CPU per request), each on a database of its own (with --only: when named,
+// `--only events`, `--only voice`, `--only retention`, `--only scaling`; --only naming parts alone skips the scenarios).
 //
 //   npm run bench                    full run (100,000 tokens, 3 rounds of 6 s at 10 and at 50 connections; ~16 min)
 //   npm run bench -- --quick         a few minutes (3 rounds of 1 s)
@@ -30,8 +31,10 @@ import { cleanupSync, runLoader, startServer, throwawayPostgres, type Server } f
 import { eventsOptions, runEventsBench } from './events';
 import { retentionOptions, runRetentionBench } from './retention';
 import { runVoiceBench, voiceOptions } from './voice';
+import { runScalingBench, scalingOptions } from './scaling';
+import { pgbouncerBinary } from './pgbouncer';
 import { median } from './stats';
-import { BENCH_CLIENT, REQUESTER_PHONE, refreshTokenText, seed, tokenText, type Fixture } from './seed';
+import { BENCH_CLIENT, bearerLoad, REQUESTER_PHONE, refreshTokenText, seed, spread, tokenCreationLoad, tokenText, type Fixture } from './seed';
 import { TARGETS, writeReport, type BenchReport, type CellResult, type LoadFigures, type ReferenceKey, type ReferenceSummary, type ScenarioSummary } from './report';
 
 const ROOT = path.resolve(__dirname, '../..');
@@ -157,12 +160,12 @@ const bearer = (token: string) => ({ authorization: `Bearer ${token}` });
 const form = (params: Record<string, string>) => new URLSearchParams(params).toString();
 const FORM = { 'content-type': 'application/x-www-form-urlencoded' };
 const basicAuth = (email: string, password: string) => ({ authorization: `Basic ${Buffer.from(`${email}:${password}`).toString('base64')}` });
-const spread = (count: number, total: number) => Array.from({ length: Math.min(count, total) }, (_, i) => 1 + Math.floor((i * total) / Math.min(count, total)));
 
 function scenarios(f: Fixture, opts: Options, cursors: CursorCodec): Scenario[] {
   const tokenId = (i: number) => String(BigInt(f.firstTokenId) + BigInt(i - 1));
   // scenario 1/2: a hundred different tokens, as many clients would present
-  const hundred = spread(100, f.tokens).map((i) => ({ headers: bearer(tokenText(i)) }));
+  const scenario1 = bearerLoad(f.tokens);
+  const hundred = scenario1.variants;
   const admin = bearer(tokenText(1));
   const gql = (query: string) => JSON.stringify({ query });
   const deepAfter = cursors.encode(BigInt(tokenId(Math.max(1, Math.floor(f.tokens * 0.95)))));
@@ -170,7 +173,7 @@ function scenarios(f: Fixture, opts: Options, cursors: CursorCodec): Scenario[] 
   return [
     {
       id: '1', name: 'REST GET /oauth/tokens/current.json (Bearer)',
-      load: { method: 'GET', path: '/api/v2/oauth/tokens/current.json', variants: hundred },
+      load: scenario1,
     },
     {
       id: '2', name: 'GraphQL { currentOAuthToken { id scopes } } (Bearer)',
@@ -197,7 +200,7 @@ function scenarios(f: Fixture, opts: Options, cursors: CursorCodec): Scenario[] 
     },
     {
       id: '6', name: 'REST POST /oauth/tokens',
-      load: { method: 'POST', path: '/api/v2/oauth/tokens.json', headers: admin, body: JSON.stringify({ token: { client_id: Number(f.clientId), scopes: ['read'] } }) },
+      load: tokenCreationLoad(f),
     },
     {
       id: '7', name: `REST POST /channels/voice/callback_requests (over ${f.callback.length} accounts)`,
@@ -329,13 +332,30 @@ async function settledStats(origin: string): Promise<Stats> {
   return last;
 }
 
+/** The parts after the scenarios, each on a database of its own (with --only, those named). */
+async function otherParts(opts: Options, log: (line: string) => void): Promise<void> {
+  // what events cost and how fast they leave (bench/events.ts)
+  if (chooses(opts, 'events')) await runEventsBench(eventsOptions(opts.mode, opts.out), log);
+  // the callback lifecycle (bench/voice.ts): offer latency, dispatch throughput, the queue read against the list floor
+  if (chooses(opts, 'voice')) await runVoiceBench(voiceOptions(opts.mode, opts.out), log);
+  // storage stays bounded (bench/retention.ts): the purge of a backlog under Bearer load, and a soak with short retention
+  if (chooses(opts, 'retention')) await runRetentionBench(retentionOptions(opts.mode, opts.out), log);
+  // behind pgbouncer and over several web processes (bench/scaling.ts): ratios, and CPU per request for the capacity table
+  if (chooses(opts, 'scaling')) {
+    if (pgbouncerBinary()) await runScalingBench(scalingOptions(opts.mode, opts.out), log);
+    else log('scaling: skipped — pgbouncer not found (apt-get install pgbouncer); bench/results/scaling.* left as they were');
+  }
+}
+
 async function main(): Promise<void> {
   const opts = parseArgs(process.argv.slice(2));
   const started = Date.now();
   const log = (line: string) => console.log(`[bench ${((Date.now() - started) / 1000).toFixed(0).padStart(3)}s] ${line}`);
+  const groups = plan(SCENARIO_IDS.filter((id) => chooses(opts, id)));
+  // --only with no scenario (e.g. --only scaling): the named parts alone, latest.* left as they were
+  if (!groups.length) return otherParts(opts, log);
   const tmp = mkdtempSync(path.join(os.tmpdir(), 'bench-run-'));
   mkdirSync(opts.out, { recursive: true });
-  const groups = plan(SCENARIO_IDS.filter((id) => chooses(opts, id)));
   const expected = expectedSeconds(opts, groups);
   log(
     `mode ${opts.mode}: ${opts.tokens.toLocaleString('en')} tokens, ${opts.rounds} round(s) of ${opts.durationSeconds} s at ${opts.connections.join(' and ')} connections, pipelining ${opts.pipelining}, ${opts.executor} GraphQL executor; ` +
@@ -567,13 +587,8 @@ async function main(): Promise<void> {
     };
     const files = writeReport(report, opts.out, path.join(ROOT, 'bench/tuning-log.md'));
     log(`report: ${files.join(', ')} (${report.meta.totalSeconds.toFixed(0)} s in all, ${minutes(expected)} expected)`);
-    // what events cost and how fast they leave (bench/events.ts), on a database of its own beside this one
     for (const s of [service, ceiling, floor, listFloor]) await s.stop();
-    if (chooses(opts, 'events')) await runEventsBench(eventsOptions(opts.mode, opts.out), log);
-    // the callback lifecycle (bench/voice.ts): offer latency, dispatch throughput, the queue read against the list floor
-    if (chooses(opts, 'voice')) await runVoiceBench(voiceOptions(opts.mode, opts.out), log);
-    // storage stays bounded (bench/retention.ts): the purge of a backlog under Bearer load, and a soak with short retention
-    if (chooses(opts, 'retention')) await runRetentionBench(retentionOptions(opts.mode, opts.out), log);
+    await otherParts(opts, log);
   } finally {
     rmSync(tmp, { recursive: true, force: true });
     cleanupSync();

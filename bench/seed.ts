@@ -10,6 +10,7 @@
 import pg from 'pg';
 import { createHmac } from 'node:crypto';
 import { hashPassword } from '../src/domain/auth/passwords';
+import type { LoadSpec } from './load';
 
 export const tokenText = (i: number) => `benchtoken${String(i).padStart(12, '0')}`;
 export const callbackTokenText = (i: number) => `benchcallbk${String(i).padStart(12, '0')}`;
@@ -45,6 +46,27 @@ export interface Fixture {
   hashedBy: 'pgcrypto' | 'node';
   seconds: number;
 }
+
+/** A load without where it goes and how hard (origin, connections, pipelining, duration). */
+export type Load = Omit<LoadSpec, 'origin' | 'connections' | 'pipelining' | 'durationSeconds'>;
+
+/** `count` numbers from 1 to `total`, evenly spread (tokens, ids). */
+export const spread = (count: number, total: number) => Array.from({ length: Math.min(count, total) }, (_, i) => 1 + Math.floor((i * total) / Math.min(count, total)));
+
+/** Scenario 1 of bench/run.ts: the Bearer read, each request with one of a hundred tokens, as many clients would present. */
+export const bearerLoad = (tokens: number): Load & { variants: { headers: Record<string, string> }[] } => ({
+  method: 'GET',
+  path: '/api/v2/oauth/tokens/current.json',
+  variants: spread(100, tokens).map((i) => ({ headers: { authorization: `Bearer ${tokenText(i)}` } })),
+});
+
+/** Scenario 6 of bench/run.ts: the admin (token 1) creates a token of the bench client. */
+export const tokenCreationLoad = (f: Pick<Fixture, 'clientId'>): Load => ({
+  method: 'POST',
+  path: '/api/v2/oauth/tokens.json',
+  headers: { authorization: `Bearer ${tokenText(1)}` },
+  body: JSON.stringify({ token: { client_id: Number(f.clientId), scopes: ['read'] } }),
+});
 
 /** A token's hash as the service stores it: HMAC-SHA-256 under HASH_KEY, hex. */
 export const hmac = (key: string, value: string) => createHmac('sha256', Buffer.from(key, 'utf8')).update(value, 'utf8').digest('hex');

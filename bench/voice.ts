@@ -40,7 +40,8 @@ import { createDb } from '../src/db/create-db';
 import { migrate } from '../src/db/migrate';
 import type { LoadResult, LoadSpec } from './load';
 import { sleep } from './net';
-import { cleanupSync, runLoader, startServer, throwawayPostgres, type Server } from './processes';
+import { runLoader, startServer, throwawayPostgres, type Server } from './processes';
+import { benchMain, type BenchMode } from './cli';
 import { hmac, REQUESTER_PHONE } from './seed';
 import { median } from './stats';
 
@@ -56,7 +57,7 @@ export const VOICE_TARGETS = {
 };
 
 interface Options {
-  mode: 'full' | 'quick' | 'smoke';
+  mode: BenchMode;
   /** timed offers (after a few untimed ones) */
   offers: number;
   agents: number;
@@ -87,19 +88,6 @@ export function voiceOptions(mode: Options['mode'], out: string): Options {
     smoke: { offers: 5, agents: 10, requests: 50, dispatchRuns: 1, dispatchLimitSeconds: 30, queued: 150, rounds: 1, durationSeconds: 1, warmupSeconds: 0.3 },
   }[mode];
   return { mode, ...preset, connections: [10, 50], pool: 10, parts: new Set(PARTS), out };
-}
-
-function parseArgs(argv: string[]): Options {
-  const mode = argv.includes('--smoke') ? 'smoke' : argv.includes('--quick') ? 'quick' : 'full';
-  const value = (name: string) => (argv.includes(`--${name}`) ? argv[argv.indexOf(`--${name}`) + 1] : undefined);
-  const opts = voiceOptions(mode, path.resolve(value('out') ?? path.join(ROOT, 'bench/results')));
-  const only = value('only')?.split(',').map((p) => p.trim());
-  if (only) {
-    const unknown = only.filter((p) => !(PARTS as readonly string[]).includes(p));
-    if (unknown.length) throw new Error(`--only takes ${PARTS.join(', ')} (separated by commas), got "${unknown.join()}"`);
-    opts.parts = new Set(only as Part[]);
-  }
-  return opts;
 }
 
 const quantile = (xs: number[], q: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(q * xs.length))];
@@ -668,17 +656,5 @@ bench/tuning-log.md, "The callback lifecycle".
 }
 
 if (require.main === module) {
-  const opts = parseArgs(process.argv.slice(2));
-  const t0 = Date.now();
-  runVoiceBench(opts, (line) => console.log(`[voice ${((Date.now() - t0) / 1000).toFixed(0).padStart(3)}s] ${line}`)).then(
-    () => {
-      cleanupSync();
-      process.exit(0);
-    },
-    (err) => {
-      console.error(`bench:voice failed: ${err instanceof Error ? err.stack : String(err)}`);
-      cleanupSync();
-      process.exit(1);
-    },
-  );
+  benchMain('voice', PARTS, (args, log) => runVoiceBench({ ...voiceOptions(args.mode, args.out), ...(args.only ? { parts: args.only } : {}) }, log));
 }

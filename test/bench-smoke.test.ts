@@ -1,16 +1,19 @@
 import { execFile } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
+import { pgbouncerBinary } from '../bench/pgbouncer';
 import { describeOnPostgres, freshPostgresDatabase } from './helpers/postgres';
 import { ensureBuilt, ROOT, tempDir } from './helpers/processes';
+import { describeIf } from './helpers/skip';
 
 // Issue 6: `npm run bench -- --smoke` proves the benchmark harness works end to end
 // (database, seed, service, references, autocannon, report) on tiny data. It
 // judges no number: CI machines are too noisy for that.
 
 // Two loads (10 and 50 connections) measure every scenario and reference twice; then
-// the events, the callback lifecycle and retention, each on a database of its own.
-jest.setTimeout(440_000);
+// the events, the callback lifecycle, retention and scaling (about 35 s; when pgbouncer
+// is there), each on a database of its own.
+jest.setTimeout(500_000);
 
 const SCENARIOS = ['1', '2', '3', '4a', '4b', '5', '6', '7', '9', '10', '11', '8'];
 const LOADS = [10, 50];
@@ -30,7 +33,7 @@ describeOnPostgres('npm run bench -- --smoke', () => {
       execFile(
         process.execPath,
         [path.join(ROOT, 'dist/bench/run.js'), '--smoke', '--out', out.path],
-        { cwd: ROOT, env: { PATH: process.env.PATH, HOME: process.env.HOME, BENCH_DATABASE_URL: db.url }, timeout: 420_000, maxBuffer: 16 * 2 ** 20 },
+        { cwd: ROOT, env: { PATH: process.env.PATH, HOME: process.env.HOME, BENCH_DATABASE_URL: db.url }, timeout: 480_000, maxBuffer: 16 * 2 ** 20 },
         (err, stdout, stderr) => resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
       );
     });
@@ -150,5 +153,31 @@ describeOnPostgres('npm run bench -- --smoke', () => {
     const md = readFileSync(path.join(out.path, 'retention.md'), 'utf8');
     expect(md).toMatch(/^Throughput during the purge: \*\*[\d.]+ ×\*\* without it \(target ≥ 0\.80 × without the purge\): not judged \(smoke\)\.$/m);
     expect(md).toMatch(/^\| oauth_tokens \| [\d,]+ \| [\d,]+ \| [\d,.]+ \| [\d,.]+ \| (flat|\*\*grows\*\*) \|$/m);
+  });
+  describeIf(pgbouncerBinary() !== undefined, 'needs-pgbouncer', 'no pgbouncer found (apt-get install pgbouncer): npm run bench skips its scaling part')('scaling', () => {
+    it('then measures scaling (bench/scaling.ts): pooled against direct, one web process against two, CPU per request; scaling.{json,md}', () => {
+      const report = JSON.parse(readFileSync(path.join(out.path, 'scaling.json'), 'utf8'));
+      expect(report.meta).toMatchObject({ mode: 'smoke', judged: false, webConcurrency: 1, pgbouncerSettings: { pool_mode: 'transaction' } });
+      const rows = ['bearer', 'create', 'processes', 'bearer-unnamed', 'create-unnamed'];
+      expect(report.rows.map((r: { row: string }) => r.row)).toEqual(rows);
+      // every request through the pooler, direct and on two processes answered 2xx: the service works behind pgbouncer
+      for (const m of report.measurements) {
+        const at = { row: m.row, variant: m.variant, connections: m.connections };
+        expect({ ...at, ok: m.ok > 0, non2xx: m.non2xx, errors: m.errors }).toEqual({ ...at, ok: true, non2xx: 0, errors: 0 });
+      }
+      for (const r of report.rows) {
+        expect({ row: r.row, loads: r.loads.map((l: { connections: number }) => l.connections) }).toEqual({ row: r.row, loads: ['bearer', 'create'].includes(r.row) ? LOADS : [50] });
+        for (const l of r.loads) expect({ row: r.row, c: l.connections, ratio: l.ratio > 0, cpu: l.a.cpuMs.web > 0 && l.b.cpuMs.web > 0 }).toEqual({ row: r.row, c: l.connections, ratio: true, cpu: true });
+      }
+      // the pooled measurements went through pgbouncer (its CPU moved), the direct ones did not need it
+      const pooled = report.rows.find((r: { row: string }) => r.row === 'bearer').loads[1].b;
+      expect(pooled.cpuMs.pgbouncer).toBeGreaterThan(0);
+      expect(report.capacity.map((c: { via: string }) => c.via)).toEqual(['pgbouncer', 'direct', 'pgbouncer', 'direct']);
+      for (const c of report.capacity) expect({ via: c.via, perWebCore: c.perWebCore > 0 }).toEqual({ via: c.via, perWebCore: true });
+      const md = readFileSync(path.join(out.path, 'scaling.md'), 'utf8');
+      expect(md).toMatch(/^\| Bearer: GET \/api\/v2\/oauth\/tokens\/current\.json \(scenario 1\) \| 50 \| direct \| [\d,]+ \| [\d.]+ \/ [\d.]+ \| pooled \| [\d,]+ \| [\d.]+ \/ [\d.]+ \| \*\*[\d.]+\*\* \| [\d., ]+ \| pooled ≥ 0\.90 × direct \| not judged \(smoke\) \|$/m);
+      expect(md).toMatch(/^## Capacity \(derived, for docs\/scaling\.md\)$/m);
+      expect(md).toMatch(/^Two web processes \(through pgbouncer\) carried \*\*[\d.]+ ×\*\* what one did/m);
+    });
   });
 });

@@ -2,7 +2,7 @@
 // carries its kind and reason in its title, so that the end of `npm test` lists it
 // (test/helpers/skipped-tests.js, a jest reporter) and .ci/run can tell a skip a run
 // allows (PostgreSQL-only suites on the PGlite runs, PGlite-only ones on PostgreSQL)
-// from one it must not have. A skip for a missing tool (Chromium, curl) is a failure
+// from one it must not have. A skip for a missing tool (Chromium, curl, pgbouncer) is a failure
 // under CI=true: CI installs them, so there it can only mean the tests did not run.
 
 /**
@@ -10,10 +10,10 @@
  * topology of scripts/topology.sh (PostgreSQL, a replica, pgbouncer, three service processes),
  * asked for with TOPOLOGY_TEST=1 (CI runs it in a step of its own).
  */
-export type SkipKind = 'needs-postgres' | 'needs-pglite' | 'needs-chromium' | 'needs-curl' | 'needs-topology';
+export type SkipKind = 'needs-postgres' | 'needs-pglite' | 'needs-chromium' | 'needs-curl' | 'needs-pgbouncer' | 'needs-topology';
 
 /** Kinds CI has by construction: a skip of one of them under CI=true fails instead. */
-const REQUIRED_IN_CI: ReadonlySet<SkipKind> = new Set(['needs-chromium', 'needs-curl']);
+const REQUIRED_IN_CI: ReadonlySet<SkipKind> = new Set(['needs-chromium', 'needs-curl', 'needs-pgbouncer']);
 
 /** The title suffix of a skipped block; skipped-tests.js reads it back (keep both in step). */
 const skipTag = (kind: SkipKind, why: string) => `[skipped: ${kind} — ${why}]`;

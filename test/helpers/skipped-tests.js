@@ -22,6 +22,7 @@ const HOW_TO_RUN = {
   'needs-pglite': 'run without TEST_DATABASE_URL (plain npm test, on the embedded PGlite)',
   'needs-chromium': 'install Chromium at /usr/bin/chromium: apt-get install chromium (or set CHROMIUM_PATH)',
   'needs-curl': 'install curl: apt-get install curl',
+  'needs-pgbouncer': 'install pgbouncer: apt-get install pgbouncer',
   'needs-topology':
     'TOPOLOGY_TEST=1 npm test -- test/topology.test.ts (needs PostgreSQL and pgbouncer: apt-get install postgresql pgbouncer; about 40 s)',
   todo: 'write them (test.todo)',
