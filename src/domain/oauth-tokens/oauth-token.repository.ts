@@ -3,7 +3,8 @@ import type { AccountScope, OwnerScope } from '../authorization';
 import { auditCte } from '../audit/audit-log.repository';
 import { tokenCreated, tokenRevoked } from './oauth-token.events';
 import { keysetPageOf, type KeysetPage, type OffsetPage, type PageResult } from '../pagination';
-import { COLUMNS, byActor, revokedToken, toRecord, tokenAuditParams, type Int8, type SqlRow } from './oauth-token.rows';
+import { COLUMNS, TOKEN_ROW_TYPES, byActor, revokedToken, toRecord, tokenAuditParams, type Int8, type SqlRow } from './oauth-token.rows';
+import { callOf, type PlpgsqlFunction } from '../../db/sql-function';
 import { TOKEN_PREFIX_LENGTH, type OAuthTokenRecord, type RevokedToken, type TokenAudit } from './oauth-token.types';
 
 // The API tokens' statements (OAuthTokenService, and the revocations that go
@@ -34,6 +35,29 @@ function scopeSql(scope: OwnerScope, params: unknown[], clientId?: bigint): stri
   return where;
 }
 
+/**
+ * A token's creation (insert() below): the token, for one of the account's clients ($1, $2),
+ * owned by $3, with its hash, prefix, scopes, expiry and grant ($4..$8), its audit record
+ * ($9..$14: tokenAuditParams) and its oauth_token.created event, in one statement. A
+ * PL/pgSQL function (src/db/sql-function.ts): its plan is cached per server session,
+ * behind a transaction pooler too.
+ */
+export const TOKEN_INSERT: PlpgsqlFunction = {
+  name: 'oauth_token_insert',
+  about: "An API token's creation with its audit record and event (OAuthTokenRepository.insert).",
+  params: ['bigint', 'bigint', 'bigint', 'text', 'text', 'text[]', 'timestamptz', 'bigint', 'bigint', 'text', 'text', 'text', 'text', 'text'],
+  returns: TOKEN_ROW_TYPES,
+  statement: `WITH created AS (
+         INSERT INTO oauth_tokens AS t (account_id, client_id, user_id, token_hash, token_prefix, scopes, expires_at, grant_id)
+         SELECT c.account_id, c.id, $3, $4, $5, $6::text[], $7::timestamptz, $8::bigint FROM oauth_clients c
+          WHERE c.account_id = $1 AND c.id = $2
+            AND ($8::bigint IS NULL OR EXISTS (
+              SELECT 1 FROM oauth_grants g WHERE g.account_id = $1 AND g.id = $8::bigint AND g.revoked_at IS NULL FOR SHARE OF g))
+         RETURNING ${COLUMNS}
+       ), audit AS (${auditCte('created', 'create', 'oauth_token', byActor('created', 9), 12)}), ${tokenCreated('created')}
+       SELECT * FROM created`,
+};
+
 export class OAuthTokenRepository {
   constructor(private readonly db: TenantSql) {}
 
@@ -49,22 +73,10 @@ export class OAuthTokenRepository {
     row: { clientId: bigint; tokenHash: string; token: string; scopes: string[]; expiresAt: Date | null; grantId: bigint | null },
     audit: TokenAudit,
   ): Promise<OAuthTokenRecord | null> {
-    const [inserted] = await this.db.query<SqlRow>(
-      scope,
-      `WITH created AS (
-         INSERT INTO oauth_tokens AS t (account_id, client_id, user_id, token_hash, token_prefix, scopes, expires_at, grant_id)
-         SELECT c.account_id, c.id, $3, $4, $5, $6::text[], $7::timestamptz, $8::bigint FROM oauth_clients c
-          WHERE c.account_id = $1 AND c.id = $2
-            AND ($8::bigint IS NULL OR EXISTS (
-              SELECT 1 FROM oauth_grants g WHERE g.account_id = $1 AND g.id = $8::bigint AND g.revoked_at IS NULL FOR SHARE OF g))
-         RETURNING ${COLUMNS}
-       ), audit AS (${auditCte('created', 'create', 'oauth_token', byActor('created', 9), 12)}), ${tokenCreated('created')}
-       SELECT * FROM created`,
-      [
-        String(row.clientId), String(scope.userId), row.tokenHash, row.token.slice(0, TOKEN_PREFIX_LENGTH), row.scopes,
-        row.expiresAt, row.grantId === null ? null : String(row.grantId), ...tokenAuditParams(audit),
-      ],
-    );
+    const [inserted] = await this.db.query<SqlRow>(scope, callOf(TOKEN_INSERT), [
+      String(row.clientId), String(scope.userId), row.tokenHash, row.token.slice(0, TOKEN_PREFIX_LENGTH), row.scopes,
+      row.expiresAt, row.grantId === null ? null : String(row.grantId), ...tokenAuditParams(audit),
+    ]);
     return inserted ? toRecord(inserted, { token: row.token }) : null;
   }
 

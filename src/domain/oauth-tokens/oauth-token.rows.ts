@@ -15,6 +15,13 @@ export const COLUMNS =
   "t.id, t.account_id, t.client_id, t.user_id, t.token_prefix, coalesce(t.scopes, '{}') AS scopes, t.created_at, t.expires_at, t.used_at, " +
   't.grant_type::text AS grant_type, t.grant_id, t.refresh_token_prefix, t.refresh_token_expires_at';
 
+/** The types of COLUMNS, in order: what a PL/pgSQL function returning them declares (src/db/sql-function.ts). */
+export const TOKEN_ROW_TYPES = [
+  ['id', 'bigint'], ['account_id', 'bigint'], ['client_id', 'bigint'], ['user_id', 'bigint'], ['token_prefix', 'text'], ['scopes', 'text[]'],
+  ['created_at', 'timestamptz'], ['expires_at', 'timestamptz'], ['used_at', 'timestamptz'], ['grant_type', 'text'], ['grant_id', 'bigint'],
+  ['refresh_token_prefix', 'text'], ['refresh_token_expires_at', 'timestamptz'],
+] as const;
+
 export function toRecord(r: SqlRow, full?: { token: string; refreshToken?: string }): OAuthTokenRecord {
   return {
     id: BigInt(r.id), accountId: BigInt(r.account_id), clientId: r.client_id === null ? null : BigInt(r.client_id), userId: BigInt(r.user_id),
