@@ -1,5 +1,6 @@
 import { existsSync } from 'node:fs';
 import pg from 'pg';
+import { MIGRATION_LOCK_KEY } from '../src/db/advisory-locks';
 import { createDb, type Db } from '../src/db/create-db';
 import { migrate, migrationsApplied } from '../src/db/migrate';
 import { readMigrations } from '../src/db/schema-engine';
@@ -159,6 +160,28 @@ describeIf(runs, 'needs-postgres', `runs on the PostgreSQL run (TEST_DATABASE_UR
       const held = await db3.sql<{ n: number }>("SELECT count(*)::int AS n FROM pg_locks WHERE locktype = 'advisory'");
       expect(held).toEqual([{ n: 0 }]);
     });
+
+    it('a process that waits longer for the migration lock says so again every 10 s, with how long it has waited', async () => {
+      // another session (a process migrating for a while) holds the lock for 10.6 s
+      const holder = new pg.Client({ connectionString: directUrl });
+      await holder.connect();
+      try {
+        await holder.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK_KEY]);
+        const { calls, log } = collectingLog();
+        const db = await open({ databaseUrl: pooledUrl, directUrl, log });
+        const asked = performance.now();
+        const waited = db.withMigrationLock(async () => performance.now() - asked);
+        await sleep(10_600);
+        await holder.query('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK_KEY]);
+        expect(await waited).toBeGreaterThanOrEqual(10_600);
+        expect(calls.map((c) => [c.level, c.msg, c.obj])).toEqual([
+          ['info', 'waiting for the migration lock: another process is migrating', { waitedSeconds: 0 }],
+          ['info', 'waiting for the migration lock: another process is migrating', { waitedSeconds: 10 }],
+        ]);
+      } finally {
+        await holder.end();
+      }
+    }, 30_000);
 
     it('LISTENs on the server itself: a NOTIFY sent through the pooler arrives, and one sent with the pooler stopped too', async () => {
       const db = await open({ databaseUrl: pooledUrl, directUrl });
