@@ -1,6 +1,5 @@
 import { bootstrapAdmin } from '../src/domain/directory/bootstrap';
-import { freshPostgresDatabase, onPostgres } from './helpers/postgres';
-import { killAll, startServer, tempDir, type ServerHandle } from './helpers/processes';
+import { killAll, processDatabase, startServer, type ServerHandle } from './helpers/processes';
 import { createTestApp, basicHeader, type TestContext } from './helpers/test-app';
 
 // docs/api.md, "Operations": when the database has no user at all, the server creates account
@@ -87,9 +86,8 @@ describe('bootstrapAdmin with a password given', () => {
 // The generated password is printed on stderr whatever the level, signs in, and is in no
 // line of the JSON log (stdout); a second start on the same database prints none.
 describe.each(['error', 'silent', 'trace'])('the first start with LOG_LEVEL=%s, a real server process', (level) => {
-  let data: ReturnType<typeof tempDir>;
+  let database: Awaited<ReturnType<typeof processDatabase>> | undefined;
   let env: Record<string, string>;
-  let dropDatabase: (() => Promise<void>) | undefined;
   let server: ServerHandle | undefined;
   let password: string;
 
@@ -97,23 +95,16 @@ describe.each(['error', 'silent', 'trace'])('the first start with LOG_LEVEL=%s, 
   const printedPassword = (lines: string[]) => lines.map((l) => /^ {2}password: (\S+)$/.exec(l)?.[1]).find(Boolean);
 
   beforeAll(async () => {
-    data = tempDir('bootstrap-process-');
-    if (onPostgres) {
-      const fresh = await freshPostgresDatabase();
-      dropDatabase = fresh.drop;
-      env = { DATABASE_URL: fresh.url, DATA_DIR: data.path, LOG_LEVEL: level };
-    } else {
-      env = { DATA_DIR: data.path, LOG_LEVEL: level };
-    }
+    database = await processDatabase('bootstrap-process-');
+    env = { ...database.env, LOG_LEVEL: level };
     // "listening on" is an info line: readiness from /readyz instead
     server = await startServer(env, { readyPath: '/readyz' });
   }, 120_000);
   afterAll(async () => {
     try {
       await killAll();
-      await dropDatabase?.();
     } finally {
-      data?.remove();
+      await database?.remove();
     }
   });
 

@@ -1,8 +1,8 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { request } from 'node:http';
 import path from 'node:path';
-import { freshPostgresDatabase, onPostgres } from './helpers/postgres';
-import { graphqlOverHttp, killAll, runCli, startServer, tempDir, ProcessExitedError, type CliResult, type ServerHandle } from './helpers/processes';
+import { onPostgres } from './helpers/postgres';
+import { graphqlOverHttp, killAll, processDatabase, runCli, startServer, ProcessExitedError, type CliResult, type ServerHandle } from './helpers/processes';
 import { basicHeader } from './helpers/test-app';
 import { createDb } from '../src/db/create-db';
 import { describeIf } from './helpers/skip';
@@ -33,9 +33,8 @@ function expectNoSecrets(stdout: string): void {
 }
 
 describe('CLI and server on one database (docs/api.md, "Operations")', () => {
-  let data: ReturnType<typeof tempDir>;
+  let database: Awaited<ReturnType<typeof processDatabase>> | undefined;
   let env: Record<string, string>;
-  let dropDatabase: (() => Promise<void>) | undefined;
   const results: CliResult[] = [];
   let accountId: number;
   const users: Record<string, { id: number; email: string }> = {};
@@ -48,21 +47,14 @@ describe('CLI and server on one database (docs/api.md, "Operations")', () => {
   };
 
   beforeAll(async () => {
-    data = tempDir('cli-test-');
-    if (onPostgres) {
-      const fresh = await freshPostgresDatabase();
-      dropDatabase = fresh.drop;
-      env = { DATABASE_URL: fresh.url, DATA_DIR: data.path };
-    } else {
-      env = { DATA_DIR: data.path };
-    }
+    database = await processDatabase('cli-test-');
+    env = { ...database.env };
   });
   afterAll(async () => {
     try {
       await killAll();
-      await dropDatabase?.();
     } finally {
-      data?.remove();
+      await database?.remove();
     }
   });
 
@@ -240,7 +232,7 @@ describe('CLI and server on one database (docs/api.md, "Operations")', () => {
       expect(exited.logs.join('\n')).toContain('in use');
 
       // the failed attempt left the lock (and the database) to its owner
-      expect(readFileSync(path.join(data.path, 'server.lock'), 'utf8')).toBe(String(server!.pid));
+      expect(readFileSync(path.join(env.DATA_DIR, 'server.lock'), 'utf8')).toBe(String(server!.pid));
       const res = await graphqlOverHttp(server!.url, ME, { authorization: basicHeader(users.agent.email, PASSWORDS.agent) });
       expect(res.body.data!.me.email).toBe(users.agent.email);
     });
@@ -249,7 +241,7 @@ describe('CLI and server on one database (docs/api.md, "Operations")', () => {
   it('the server stops on SIGTERM with exit code 0', async () => {
     expect(await server!.stop()).toBe(0);
     expect(server!.logs.join('\n')).toContain('shutting down');
-    if (!onPostgres) expect(existsSync(path.join(data.path, 'server.lock'))).toBe(false);
+    if (!onPostgres) expect(existsSync(path.join(env.DATA_DIR, 'server.lock'))).toBe(false);
   });
 
   it('the data survives the restart: the CLI and a new server still see everything', async () => {
@@ -266,7 +258,7 @@ describe('CLI and server on one database (docs/api.md, "Operations")', () => {
     it('a lock left by a killed server is taken over, and the data is intact', async () => {
       server = await startServer({ ...env, ADMIN_PASSWORD: 'bootstrap-admin-pw' });
       await server.kill(); // SIGKILL: no chance to release the lock
-      expect(readFileSync(path.join(data.path, 'server.lock'), 'utf8')).toBe(String(server.pid));
+      expect(readFileSync(path.join(env.DATA_DIR, 'server.lock'), 'utf8')).toBe(String(server.pid));
       const userList = parseOutput(await cli('user', 'list', '--account', String(accountId)));
       expect(userList.map((u: { email: string }) => u.email)).toEqual(ROLES.map((r) => users[r].email));
     });

@@ -1,5 +1,5 @@
-import { describeOnPostgres, freshPostgresDatabase } from './helpers/postgres';
-import { killAll, runToExit, SERVER_JS, startServer, tempDir } from './helpers/processes';
+import { describeOnPostgres } from './helpers/postgres';
+import { killAll, processDatabase, runToExit, SERVER_JS, startServer } from './helpers/processes';
 
 // The background engine in real processes (docs/api.md, "Background jobs"): npm start runs it
 // unless WORKER=false / --no-worker (a web-only process), `npm run worker` runs it alone with
@@ -10,27 +10,25 @@ jest.setTimeout(120_000);
 const ADMIN_PASSWORD = 'jobs-processes-admin-pw';
 
 describeOnPostgres('the background engine in its processes', () => {
-  let url: string;
-  let drop: () => Promise<void>;
-  let data: ReturnType<typeof tempDir>;
+  let database: Awaited<ReturnType<typeof processDatabase>> | undefined;
+  /** DATABASE_URL (a fresh database: this block runs on PostgreSQL only) and DATA_DIR */
+  let env: { DATA_DIR: string; DATABASE_URL?: string; ADMIN_PASSWORD: string };
 
   beforeAll(async () => {
-    data = tempDir('jobs-processes-');
-    ({ url, drop } = await freshPostgresDatabase());
+    database = await processDatabase('jobs-processes-');
+    env = { ...database.env, ADMIN_PASSWORD };
   });
   afterAll(async () => {
     try {
       await killAll();
-      await drop?.();
     } finally {
-      data?.remove();
+      await database?.remove();
     }
   });
 
   const readyz = async (base: string) => (await (await fetch(`${base}/readyz`)).json()) as { status: string; jobs: { worker: boolean } };
 
   it('npm start runs the engine; --no-worker and WORKER=false make a web-only process', async () => {
-    const env = { DATABASE_URL: url, DATA_DIR: data.path, ADMIN_PASSWORD };
     const [both, webOnly, webOnlyByEnv] = await Promise.all([
       startServer(env),
       startServer(env, { args: ['--no-worker'] }),
@@ -43,7 +41,7 @@ describeOnPostgres('the background engine in its processes', () => {
   });
 
   it('npm run worker runs the engine alone, without HTTP, and stops on SIGTERM', async () => {
-    const worker = await startServer({ DATABASE_URL: url, DATA_DIR: data.path, ADMIN_PASSWORD }, { args: ['--worker-only'], readyLine: 'worker started' });
+    const worker = await startServer(env, { args: ['--worker-only'], readyLine: 'worker started' });
     expect(worker.logs.join('\n')).not.toContain('listening on');
     const stopped = Date.now();
     expect(await worker.stop()).toBe(0);
@@ -51,7 +49,7 @@ describeOnPostgres('the background engine in its processes', () => {
   });
 
   it('npm run worker refuses the embedded database, naming DATABASE_URL', async () => {
-    const run = await runToExit(SERVER_JS, ['--worker-only'], { DATA_DIR: data.path, ADMIN_PASSWORD });
+    const run = await runToExit(SERVER_JS, ['--worker-only'], { DATA_DIR: env.DATA_DIR, ADMIN_PASSWORD });
     expect(run.code).toBe(2);
     expect(run.stderr).toContain('npm run worker needs DATABASE_URL');
   });

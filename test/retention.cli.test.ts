@@ -1,6 +1,5 @@
 import { createDb } from '../src/db/create-db';
-import { freshPostgresDatabase, onPostgres } from './helpers/postgres';
-import { runCli, tempDir, type CliResult } from './helpers/processes';
+import { processDatabase, runCli, type CliResult } from './helpers/processes';
 
 // docs/api.md, "Retention": `npm run cli -- purge [--dry-run]` runs the purge once, with a
 // real process on the embedded database (PGlite runs) or a fresh PostgreSQL database,
@@ -18,27 +17,14 @@ function figures(result: CliResult): Record<string, number> {
 }
 
 describe('npm run cli -- purge (docs/api.md, "Retention")', () => {
-  let data: ReturnType<typeof tempDir>;
+  let database: Awaited<ReturnType<typeof processDatabase>> | undefined;
   let env: Record<string, string>;
-  let dropDatabase: (() => Promise<void>) | undefined;
 
   beforeAll(async () => {
-    data = tempDir('retention-cli-');
-    if (onPostgres) {
-      const fresh = await freshPostgresDatabase();
-      dropDatabase = fresh.drop;
-      env = { DATABASE_URL: fresh.url, DATA_DIR: data.path };
-    } else {
-      env = { DATA_DIR: data.path };
-    }
+    database = await processDatabase('retention-cli-');
+    env = { ...database.env };
   });
-  afterAll(async () => {
-    try {
-      await dropDatabase?.();
-    } finally {
-      data?.remove();
-    }
-  });
+  afterAll(() => database?.remove());
 
   /** Runs fn on the CLI's database (the embedded one is free between two commands). */
   async function onDatabase<T>(fn: (sql: Awaited<ReturnType<typeof createDb>>['sql']) => Promise<T>): Promise<T> {

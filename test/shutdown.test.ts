@@ -1,6 +1,5 @@
 import http from 'node:http';
-import { freshPostgresDatabase, onPostgres } from './helpers/postgres';
-import { killAll, startServer, tempDir } from './helpers/processes';
+import { killAll, processDatabase, startServer } from './helpers/processes';
 import { basicHeader } from './helpers/test-app';
 
 // docs/api.md, "Operations": SIGTERM stops accepting, finishes in-flight requests, closes the
@@ -14,26 +13,19 @@ const HASH_KEY = 'shutdown-test-hash-key-0123456789abcdef';
 const ADMIN = { email: 'admin@example.com', password: 'shutdown-admin-pw' };
 
 describe('graceful shutdown of a production server', () => {
-  let data: ReturnType<typeof tempDir>;
-  let drop: (() => Promise<void>) | undefined;
+  let database: Awaited<ReturnType<typeof processDatabase>> | undefined;
   let env: Record<string, string>;
 
   beforeAll(async () => {
-    data = tempDir('shutdown-test-');
+    database = await processDatabase('shutdown-test-');
     // production requires PUBLIC_URL (links and subdomains never come from the Host header)
-    env = { NODE_ENV: 'production', HASH_KEY, PUBLIC_URL: 'https://help.example.com', DATA_DIR: data.path, ADMIN_PASSWORD: ADMIN.password };
-    if (onPostgres) {
-      const fresh = await freshPostgresDatabase();
-      drop = fresh.drop;
-      env.DATABASE_URL = fresh.url;
-    }
+    env = { NODE_ENV: 'production', HASH_KEY, PUBLIC_URL: 'https://help.example.com', ADMIN_PASSWORD: ADMIN.password, ...database.env };
   });
   afterAll(async () => {
     try {
       await killAll();
-      await drop?.();
     } finally {
-      data?.remove();
+      await database?.remove();
     }
   });
 

@@ -8,6 +8,7 @@ import { mkdirSync, mkdtempSync, rmSync, statSync } from 'node:fs';
 import { createServer } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
+import { freshPostgresDatabase, onPostgres } from './postgres';
 
 export const ROOT = path.resolve(__dirname, '../..');
 export const SERVER_JS = path.join(ROOT, 'dist/src/main.js');
@@ -103,6 +104,26 @@ export function freePort(): Promise<number> {
 export function tempDir(prefix: string): { path: string; remove: () => void } {
   const dir = mkdtempSync(path.join(os.tmpdir(), prefix));
   return { path: dir, remove: () => rmSync(dir, { recursive: true, force: true }) };
+}
+
+/**
+ * A database of their own for the server and CLI processes a test starts: a temporary DATA_DIR
+ * (the embedded database, and the hash key beside it), and on the PostgreSQL run a fresh
+ * database too (DATABASE_URL). remove() drops the database and removes the folder.
+ */
+export async function processDatabase(prefix: string): Promise<{ env: { DATA_DIR: string; DATABASE_URL?: string }; remove(): Promise<void> }> {
+  const data = tempDir(prefix);
+  const fresh = onPostgres ? await freshPostgresDatabase() : undefined;
+  return {
+    env: fresh ? { DATA_DIR: data.path, DATABASE_URL: fresh.url } : { DATA_DIR: data.path },
+    async remove() {
+      try {
+        await fresh?.drop();
+      } finally {
+        data.remove();
+      }
+    },
+  };
 }
 
 export interface ExitStatus {
