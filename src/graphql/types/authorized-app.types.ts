@@ -23,7 +23,7 @@ export class AuthorizedAppClient {
 
 @ObjectType({ simpleResolvers: true, description: 'An app that can act as you: a consent you gave, or a token issued to you (docs/api.md, "Your authorized apps")' })
 export class AuthorizedApp {
-  @Field(() => ID, { description: 'grant-<id> for a consent, token-<id> for a token: the id revokeAuthorizedApp takes' }) id!: string;
+  @Field(() => ID, { description: "The entry's id, what revokeAuthorizedApp takes: grant-<id> for a consent, token-<id> for a token" }) id!: string;
   @Field(() => AuthorizedAppKind, { description: 'A consent (GRANT) or a token outside a consent (TOKEN)' }) kind!: AuthorizedAppKind;
   @Field(() => AuthorizedAppClient, { description: 'The app' }) client!: AuthorizedAppClient;
   @Field(() => [String], { description: 'The scopes you allowed (a consent) or the token carries' }) scopes!: string[];
