@@ -63,6 +63,7 @@ describe('your authorized apps', () => {
     expect(Date.parse(entry.last_used_at!)).toBeGreaterThanOrEqual(Date.parse(entry.granted_at));
     // the token itself sees the same list (a read token)
     expect(await list(bearer(tokens.access))).toEqual([entry]);
+    expect((await call('GET', `${GRANTS}.json`, endUser.basic)).body).toEqual({ grants: [entry] });
 
     // GraphQL shows the same entry
     const gql = await graphql('{ me { authorizedApps { id kind client { id name company } scopes grantedAt lastUsedAt } } }', endUser.basic);
@@ -137,6 +138,20 @@ describe('your authorized apps', () => {
     expect(await count("SELECT count(*) AS n FROM audit_logs WHERE source_type = 'oauth_token' AND source_id = $1 AND action = 'destroy' AND actor_id = $2", [
       String(created.body.token.id), String(colleague.id),
     ])).toBe(1);
+  });
+
+  it('a client_credentials token acts as the admin who created the client: it lists in their apps as a token, and revoking it ends it', async () => {
+    const confidential = await s.register({ type: 'confidential', scopes: 'read' });
+    const issued = await s.post('/oauth/tokens', { grant_type: 'client_credentials', client_id: confidential.identifier, client_secret: confidential.secret });
+    expect(issued.status).toBe(200);
+    const token = issued.body.access_token as string;
+    const entry = (await list(s.admin)).find((e) => e.client.id === confidential.id)!;
+    expect(entry).toEqual({
+      id: expect.stringMatching(/^token-[1-9][0-9]*$/), kind: 'token', client: { id: confidential.id, name: 'OAuth app', company: 'Acme' }, scopes: ['read'],
+      granted_at: expect.any(String), last_used_at: null,
+    });
+    expect((await call('DELETE', `${GRANTS}/${entry.id}`, s.admin.basic)).status).toBe(204);
+    expect(await me(token)).toBe(401);
   });
 
   it("another user's or another account's entry is 404 and nothing is revoked; garbage ids are 404, never 500", async () => {
