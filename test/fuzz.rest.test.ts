@@ -218,6 +218,7 @@ function bodySpecs(fx: FuzzFixture): Record<string, BodySpec | 'ignored'> {
     'POST /oauth/tokens': { wrapper: 'token', fields: tokenFields },
     'DELETE /oauth/tokens/current': 'ignored',
     'DELETE /oauth/tokens/:id': 'ignored',
+    'DELETE /users/me/oauth/grants/:id': 'ignored',
     'POST /channels/voice/callback_requests': { wrapper: 'callback_request', fields: callbackFields },
     'POST /channels/voice/callback_requests/:id/accept': 'ignored',
     'POST /channels/voice/callback_requests/:id/decline': 'ignored',
@@ -238,6 +239,8 @@ function bodySpecs(fx: FuzzFixture): Record<string, BodySpec | 'ignored'> {
 function idsFor(t: Target, fx: FuzzFixture): { own: string; foreign: string } | undefined {
   if (t.template.startsWith('/oauth/clients/:id')) return { own: fx.ids.client, foreign: fx.ids.otherClient };
   if (t.template.startsWith('/oauth/tokens/:id')) return { own: fx.ids.token, foreign: fx.ids.otherToken };
+  // your authorized apps: the admin's own token of no grant is an entry of theirs; another account's token is not
+  if (t.template.startsWith('/users/me/oauth/grants/:id')) return { own: fx.ids.app, foreign: fx.ids.otherApp };
   if (t.template.startsWith('/audit_logs/:id')) return { own: fx.ids.auditLog, foreign: fx.ids.otherAuditLog };
   if (t.template.startsWith('/users/:id')) return { own: fx.ids.user, foreign: fx.ids.otherUser };
   if (t.template.startsWith('/groups/:id')) return { own: fx.ids.group, foreign: fx.ids.otherGroup };

@@ -66,6 +66,9 @@ export interface FuzzFixture {
     /** a queued callback request of the account (created by the admin), and one of the other account */
     callback: string;
     otherCallback: string;
+    /** the admin's `token` as an entry of their authorized apps (token-<id>), and the other account's token as one */
+    app: string;
+    otherApp: string;
   };
 }
 
@@ -124,6 +127,8 @@ export async function createFuzzFixture(): Promise<FuzzFixture> {
       otherMembership: '',
       callback: '',
       otherCallback: '',
+      app: `token-${spare.id}`,
+      otherApp: `token-${foreign.id}`,
     },
   };
   const invocation = async (accountId: bigint, webhookId: string) =>
