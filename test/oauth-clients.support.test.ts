@@ -169,6 +169,7 @@ describe('Zendesk Support aliases on the OAuth client routes', () => {
       const ignored = await create(acme.admin, { name: 'Ignored', scopes: 'read', redirect_uris: REDIRECT, client_identifier: 'acme.ignored' });
       expect(ignored.status).toBe(201);
       expect(ignored.json.client_identifier).toMatch(/^[A-Za-z0-9_-]{40}$/);
+      expect((await create(acme.admin, { name: 'Ignored', scopes: 'read', redirect_uris: REDIRECT, client_identifier: 5 })).status).toBe(201);
     });
 
     it('a body in our vocabulary still needs scopes; a Support body without scopes gets "read write"', async () => {

@@ -77,8 +77,6 @@ const CLIENT_FIELDS = {
     Type.String(), mustBe('Logo url', 'string'),
     'Zendesk Support: an absolute https URL (http only on localhost, 127.0.0.1 or [::1]), at most 2048 characters; "" is stored as null. Stored, shown by GraphQL, not in this JSON',
   ),
-  // read-only, ignored as before (a client's own JSON may be sent back); named here for the check against `identifier`
-  client_identifier: BodyField(Type.String(), mustBe('Client identifier', 'string'), 'Read-only: ignored (give identifier to choose one on create)'),
 };
 const ClientBody = wrappedBody('client', CLIENT_FIELDS);
 
@@ -104,7 +102,8 @@ const CLIENT_TYPES: Record<'public' | 'confidential', OAuthClientType> = { publi
  * gets "read write".
  */
 function clientInput(fields: Fields<typeof CLIENT_FIELDS>, create: boolean) {
-  const given = (k: keyof typeof CLIENT_FIELDS) => fields[k] !== undefined;
+  // client_identifier is read-only and ignored (a client's own JSON may be sent back), but not beside identifier
+  const given = (k: string) => (fields as Record<string, unknown>)[k] !== undefined;
   const twice = SPELLINGS.filter(([ours, theirs]) => given(ours) && given(theirs));
   if (twice.length) {
     throw new ValidationError(Object.fromEntries(twice.map(([ours, theirs]) => [
