@@ -254,6 +254,7 @@ describe('OAuth clients: access, tenancy and malformed input', () => {
       ['PUT /oauth/clients/{id}.json', 'PUT', () => `/api/v2/oauth/clients/${target.id}.json`],
       ['POST /oauth/clients/{id} (generate secret)', 'POST', () => `/api/v2/oauth/clients/${target.id}`],
       ['POST /oauth/clients/{id}/client_secret', 'POST', () => `/api/v2/oauth/clients/${target.id}/client_secret`],
+      ['PUT /oauth/clients/{id}/generate_secret', 'PUT', () => `/api/v2/oauth/clients/${target.id}/generate_secret`],
     ] as const;
     const table = routes.flatMap(([route, method, url]) => bodies.map(([what, payload]) => [route, what, method, url, payload] as const));
 
