@@ -93,6 +93,7 @@ describe('OAuth clients: access, tenancy and malformed input', () => {
       },
       'generate secret (POST /{id})': rotated,
       'generate secret (POST /{id}/client_secret)': rotated,
+      'generate secret (PUT /{id}/generate_secret)': rotated,
     };
 
     it.each(ALL_ROUTES.map((r) => [r.title, r] as const))('an admin may %s, and it takes effect', async (title, route) => {
