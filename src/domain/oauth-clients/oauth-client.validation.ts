@@ -24,7 +24,7 @@ export interface ValidOAuthClientFields {
 }
 
 /** A caller-chosen client identifier (Zendesk Support's "identifier"): the OAuth client_id. */
-export const CLIENT_IDENTIFIER = /^[A-Za-z0-9_.-]{1,100}$/;
+const CLIENT_IDENTIFIER = /^[A-Za-z0-9_.-]{1,100}$/;
 const MAX_DESCRIPTION = 1024;
 const MAX_LOGO_URL = 2048;
 const MAX_URIS = 20;
