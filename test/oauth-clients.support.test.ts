@@ -195,6 +195,11 @@ describe('Zendesk Support aliases on the OAuth client routes', () => {
         const res = await create(acme.admin, { client: { name: 'Checks', redirect_uri: REDIRECT, ...fields } });
         expect({ status: res.status, description: res.json.details?.[key]?.[0]?.description }).toEqual({ status: 422, description });
       }
+      // the body's schema names the field as sent; the other checks name ours
+      for (const [fields, key] of [[{ kind: 'private' }, 'kind'], [{ redirect_uri: 5 }, 'redirect_uri'], [{ redirect_uri: ['http://example.com/cb'] }, 'redirect_uris']] as const) {
+        const res = await create(acme.admin, { client: { name: 'Checks', redirect_uri: REDIRECT, ...fields } });
+        expect({ status: res.status, keys: Object.keys(res.json.details) }).toEqual({ status: 422, keys: [key] });
+      }
       const ok = await create(acme.admin, { client: { name: 'Checks', redirect_uri: REDIRECT, description: 'd'.repeat(1024), logo_url: 'http://127.0.0.1:3000/l.png' } });
       expect(ok.status).toBe(201);
       expect(await stored(acme.admin, ok.json.id)).toMatchObject({ description: 'd'.repeat(1024), logoUrl: 'http://127.0.0.1:3000/l.png' });
