@@ -457,6 +457,15 @@ const ROUTES: Record<string, Row> = {
       return { res, records: [{ action: 'update', source_type: 'oauth_client', source_id: c.id, changed_fields: ['client_secret'], says: '60 seconds' }] };
     },
   },
+  'PUT /api/v2/oauth/clients/:id/generate_secret': {
+    setup: (k) => k.client(),
+    run: async (k, c) => {
+      // Zendesk Support's form, as node-zendesk sends it: no body
+      const { res, body } = await k.rest(k.admin, 'PUT', `/api/v2/oauth/clients/${c.id}/generate_secret.json`);
+      k.issued.push(body.client_secret);
+      return { res, records: [{ action: 'update', source_type: 'oauth_client', source_id: c.id, changed_fields: ['client_secret'], says: 'stopped working' }] };
+    },
+  },
   'POST /api/v2/oauth/tokens': {
     setup: (k) => k.client(),
     run: async (k, c) => {

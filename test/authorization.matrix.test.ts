@@ -117,7 +117,7 @@ const RULES: Record<string, TypeRules> = {
     gates: { client: read('admin'), user: read('any') },
   },
   OAuthClient: {
-    inherit: 'id name company clientIdentifier clientSecret clientType redirectUris scopes agentId createDate updateDate',
+    inherit: 'id name company clientIdentifier clientSecret clientType redirectUris scopes agentId createDate updateDate description logoUrl',
     // its secrets are client data: as oauthClient(id) shows them
     gates: { tokens: read('admin'), secrets: read('admin') },
   },

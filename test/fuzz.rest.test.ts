@@ -100,6 +100,16 @@ function bodySpecs(fx: FuzzFixture): Record<string, BodySpec | 'ignored'> {
         fc.constant(deepArray(5000)),
       ),
     },
+    // Zendesk Support's names (kind and redirect_uri are left out: with client_type / redirect_uris they are refused as the same field twice)
+    identifier: { valid: fc.uuid(), invalid: notAString.filter((v) => v !== null) },
+    description: { valid: fc.constantFrom(null, '', 'What the app does'), invalid: fc.oneof(notAString.filter((v) => v !== null), fc.constantFrom('d'.repeat(1025), 'a\u0000b')) },
+    logo_url: {
+      valid: fc.constantFrom(null, '', 'https://cdn.example.com/logo.png', 'http://localhost:3000/logo.png'),
+      invalid: fc.oneof(
+        notAString.filter((v) => v !== null),
+        fc.constantFrom('http://example.com/logo.png', 'javascript:alert(1)', 'ftp://a.example/l.png', 'logo.png', 'https://a.example/\u0000', 'https://u@a.example/l.png', `https://a.example/${'x'.repeat(2048)}`),
+      ),
+    },
   };
   const tokenFields: ObjectSpec = {
     client_id: {
@@ -215,6 +225,7 @@ function bodySpecs(fx: FuzzFixture): Record<string, BodySpec | 'ignored'> {
     'DELETE /oauth/clients/:id': 'ignored',
     'POST /oauth/clients/:id': 'ignored',
     'POST /oauth/clients/:id/client_secret': 'ignored',
+    'PUT /oauth/clients/:id/generate_secret': 'ignored',
     'POST /oauth/tokens': { wrapper: 'token', fields: tokenFields },
     'DELETE /oauth/tokens/current': 'ignored',
     'DELETE /oauth/tokens/:id': 'ignored',

@@ -467,6 +467,13 @@ export function oauthClientSpec(): ObjectSpec {
       valid: fc.constantFrom(['https://app.example.com/cb'], ['http://localhost:3000/cb', 'com.example.app:/cb'], ['http://127.0.0.1/cb http://[::1]/cb']),
       invalid: fc.oneof(fc.constant(null), fc.constant([]), fc.constant(['']), fc.constant(tooManyUris), fc.array(badUris, { minLength: 1, maxLength: 3 })),
     },
+    // unique in the account: a UUID never repeats
+    clientIdentifier: { valid: fc.uuid(), invalid: fc.constantFrom('', 'a b', 'x'.repeat(101), 'é', 'a/b', 'a:b', 'a\u0000') },
+    description: { valid: fc.option(validName, { nil: null }), invalid: fc.oneof(fc.constant('d'.repeat(1025)), nulInside) },
+    logoUrl: {
+      valid: fc.constantFrom(null, '', 'https://cdn.example.com/logo.png', 'http://[::1]:8080/l.png'),
+      invalid: fc.oneof(fc.constantFrom('http://example.com/l.png', 'javascript:alert(1)', 'data:image/png;base64,AA', 'https://', 'l.png'), nulInside.map((s) => `https://a.example/${s}`)),
+    },
   };
 }
 
