@@ -17,10 +17,11 @@ import { VoiceResolver } from './resolvers/voice.resolver';
 import { OAuthClientTokensResolver, OAuthTokenResolver } from './resolvers/oauth-token.resolver';
 import { WebhookResolver } from './resolvers/webhook.resolver';
 import { WebhookInvocationResolver } from './resolvers/webhook-invocation.resolver';
+import { ApiTokenResolver } from './resolvers/api-token.resolver';
 
 const resolvers = [
   DirectoryResolver, UserResolver, GroupResolver, GroupMembershipResolver, PhoneNumberResolver, AccountResolver,
-  OAuthClientResolver, OAuthTokenResolver, OAuthClientTokensResolver, CallbackRequestResolver, AuditLogResolver, WebhookResolver, WebhookInvocationResolver, EventResolver, VoiceResolver,
+  OAuthClientResolver, OAuthTokenResolver, OAuthClientTokensResolver, CallbackRequestResolver, AuditLogResolver, WebhookResolver, WebhookInvocationResolver, EventResolver, VoiceResolver, ApiTokenResolver,
 ] as const;
 
 // Subscriptions here return their own async iterators (src/domain/events/event-feed.ts);
