@@ -166,8 +166,16 @@ describe('API tokens (docs/api.md, "API tokens")', () => {
       // the user's role decides: an agent may not list tokens, an admin may
       expect((await get('/api/v2/api_tokens', tokenBasic(agent.email, token))).statusCode).toBe(403);
       expect((await get('/api/v2/api_tokens', tokenBasic(admin.email, token))).statusCode).toBe(200);
-      // last_used_at is set by the sign-in
-      expect((await get(`/api/v2/api_tokens/${id}`, admin.basic)).json().api_token.last_used_at).toMatch(ISO);
+      // last_used_at is set by the sign-in, and written at most once a minute
+      const [first] = await ctx.db.sql<{ last_used_at: Date }>('SELECT last_used_at FROM api_tokens WHERE id = $1', [id]);
+      expect((await get(`/api/v2/api_tokens/${id}`, admin.basic)).json().api_token.last_used_at).toBe(first.last_used_at.toISOString().replace(/\.\d{3}Z$/, 'Z'));
+      expect((await me(tokenBasic(admin.email, token))).statusCode).toBe(200);
+      const [again] = await ctx.db.sql<{ last_used_at: Date }>('SELECT last_used_at FROM api_tokens WHERE id = $1', [id]);
+      expect(again.last_used_at.getTime()).toBe(first.last_used_at.getTime());
+      await ctx.db.sql("UPDATE api_tokens SET last_used_at = now() - interval '61 seconds' WHERE id = $1", [id]);
+      expect((await me(tokenBasic(admin.email, token))).statusCode).toBe(200);
+      const [later] = await ctx.db.sql<{ last_used_at: Date }>('SELECT last_used_at FROM api_tokens WHERE id = $1', [id]);
+      expect(Date.now() - later.last_used_at.getTime()).toBeLessThan(30_000);
       // X-On-Behalf-Of stays refused with Basic
       const onBehalf = await ctx.inject({ method: 'GET', url: '/api/v2/users/me', headers: { authorization: tokenBasic(admin.email, token), 'x-on-behalf-of': endUser.email } });
       expect(onBehalf.statusCode).toBe(403);
