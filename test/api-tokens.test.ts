@@ -179,6 +179,9 @@ describe('API tokens (docs/api.md, "API tokens")', () => {
       // X-On-Behalf-Of stays refused with Basic
       const onBehalf = await ctx.inject({ method: 'GET', url: '/api/v2/users/me', headers: { authorization: tokenBasic(admin.email, token), 'x-on-behalf-of': endUser.email } });
       expect(onBehalf.statusCode).toBe(403);
+      // the token is never logged, in full or as the Basic credentials that carry it
+      expect(ctx.logs.join('\n')).not.toContain(token);
+      expect(ctx.logs.join('\n')).not.toContain(tokenBasic(admin.email, token).slice(6));
       await del(`/api/v2/api_tokens/${id}`, admin.basic);
     });
 
