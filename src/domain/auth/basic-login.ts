@@ -78,8 +78,9 @@ export class BasicLogin {
     const { hashKey, limits, logins, attempts } = this.options;
     const others = address !== undefined && limits.loginAddressFailures !== undefined ? [{ key: loginAddressKey(hashKey, address), limit: limits.loginAddressFailures }] : [];
     const email = { emailKey, keyPrefix: loginEmailKeyPrefix(hashKey, emailKey), limit: limits.loginFailures };
-    // The email's window first (its count decides whether a success clears anything), then the address's.
+    // an API token is found by its keyed hash, in the same statement
     const apiTokenHash = viaToken ? hmacHex(hashKey, password) : undefined;
+    // The email's window first (its count decides whether a success clears anything), then the address's.
     const { windows, counts, candidate, apiTokenId } = await logins.lookup(email, others, limits.loginWindowSeconds, subdomain, apiTokenHash);
     const blocked = counts.filter((c, i) => c.used >= windows[i].limit);
     if (blocked.length > 0) throw new RateLimitedError(Math.max(...blocked.map((c) => c.retryAfter)), THROTTLED);
