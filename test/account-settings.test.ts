@@ -2,7 +2,7 @@ import { auditOf } from './helpers/audit';
 import { createTestApp, insertToken, type TestContext, type TestUser } from './helpers/test-app';
 
 /** The callback lifecycle's settings, untouched here (test/callback-lifecycle.test.ts changes them). */
-const LIFECYCLE_DEFAULTS = { callback_offer_timeout: 30, callback_retry_delay: 120, callback_max_attempts: 3, wrap_up_time: 0 };
+const LIFECYCLE_DEFAULTS = { callback_offer_timeout: 30, callback_retry_delay: 120, callback_max_attempts: 3, wrap_up_time: 0, api_token_access: true };
 
 // docs/api.md, "Account settings": admins read and change the account's omnichannel routing.
 

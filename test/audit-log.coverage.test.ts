@@ -32,7 +32,7 @@ type AnyResponse = { headers: Record<string, unknown> | { get(name: string): str
 
 interface ExpectedRecord {
   action: 'create' | 'update' | 'destroy';
-  source_type: 'account' | 'user' | 'group' | 'group_membership' | 'voice_phone_number' | 'oauth_client' | 'oauth_token' | 'webhook' | 'callback_request';
+  source_type: 'account' | 'user' | 'group' | 'group_membership' | 'voice_phone_number' | 'oauth_client' | 'oauth_token' | 'webhook' | 'callback_request' | 'api_token';
   source_id: string | number | bigint;
   /** default [] */
   changed_fields?: string[];
@@ -771,6 +771,46 @@ Object.assign(ROUTES, {
       const { res, body } = await k.rest(k.admin, 'POST', `/api/v2/webhooks/${id}/signing_secret`);
       k.issued.push(body.signing_secret.secret);
       return { res, records: [{ action: 'update', source_type: 'webhook', source_id: id, changed_fields: ['signing_secret'], source_label: 'Hook 8' }] };
+    },
+  },
+} satisfies Record<string, Row>);
+
+// API tokens (docs/api.md, "API tokens"): named by their first 10 characters, never in full
+const CREATE_API_TOKEN = 'mutation($d: String) { createApiToken(input: { description: $d }) { id token } }';
+const newApiToken = async (k: Kit, description: string) => {
+  const made = (await k.gql(k.admin, CREATE_API_TOKEN, { d: description })).data.createApiToken as { id: string; token: string };
+  k.issued.push(made.token);
+  return made;
+};
+Object.assign(MUTATIONS, {
+  createApiToken: {
+    run: async (k) => {
+      const { res, data } = await k.gql(k.admin, CREATE_API_TOKEN, { d: 'Audited token' });
+      k.issued.push(data.createApiToken.token);
+      return { res, records: [{ action: 'create', source_type: 'api_token', source_id: data.createApiToken.id, changed_fields: ['description'], source_label: label(data.createApiToken.token) }] };
+    },
+  },
+  deleteApiToken: {
+    setup: (k) => newApiToken(k, 'Token 2'),
+    run: async (k, t: { id: string; token: string }) => {
+      const { res } = await k.gql(k.admin, 'mutation($id: ID!) { deleteApiToken(id: $id) }', { id: t.id });
+      return { res, records: [{ action: 'destroy', source_type: 'api_token', source_id: t.id, source_label: label(t.token) }] };
+    },
+  },
+} satisfies Record<string, Row>);
+Object.assign(ROUTES, {
+  'POST /api/v2/api_tokens': {
+    run: async (k) => {
+      const { res, body } = await k.rest(k.admin, 'POST', '/api/v2/api_tokens', { api_token: { description: 'REST token' } });
+      k.issued.push(body.api_token.token);
+      return { res, records: [{ action: 'create', source_type: 'api_token', source_id: body.api_token.id, changed_fields: ['description'], source_label: label(body.api_token.token) }] };
+    },
+  },
+  'DELETE /api/v2/api_tokens/:id': {
+    setup: (k) => newApiToken(k, 'Token 3'),
+    run: async (k, t: { id: string; token: string }) => {
+      const { res } = await k.rest(k.admin, 'DELETE', `/api/v2/api_tokens/${t.id}`);
+      return { res, records: [{ action: 'destroy', source_type: 'api_token', source_id: t.id, source_label: label(t.token) }] };
     },
   },
 } satisfies Record<string, Row>);

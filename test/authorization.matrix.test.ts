@@ -68,6 +68,9 @@ const RULES: Record<string, TypeRules> = {
       // what webhooks sent: as webhooks are read
       webhookInvocations: read('admin'),
       webhookInvocationAttempts: read('admin'),
+      // API tokens: admins
+      apiTokens: read('admin'),
+      apiToken: read('admin'),
     },
   },
   Mutation: {
@@ -109,6 +112,8 @@ const RULES: Record<string, TypeRules> = {
       deleteWebhook: write('admin'),
       resetWebhookSigningSecret: write('admin'),
       testWebhook: write('admin'),
+      createApiToken: write('admin'),
+      deleteApiToken: write('admin'),
     },
   },
   // a token shows its own scalar fields; its client only as oauthClient(id) would, its user as `me` or an admin would
@@ -136,7 +141,7 @@ const RULES: Record<string, TypeRules> = {
   AuthorizedApp: { inherit: 'id kind client scopes grantedAt lastUsedAt' },
   AuthorizedAppClient: { inherit: 'id name company' },
   Account: { inherit: 'id name omnichannelRouting' },
-  AccountSettings: { inherit: 'omnichannelRouting callbackOfferTimeout callbackRetryDelay callbackMaxAttempts wrapUpTime updatedAt' },
+  AccountSettings: { inherit: 'omnichannelRouting callbackOfferTimeout callbackRetryDelay callbackMaxAttempts wrapUpTime apiTokenAccess updatedAt' },
   CallbackRequest: {
     inherit:
       'id phoneNumberId requesterPhoneNumber requestedGroupIds routedGroupIds status queuePosition estimatedWaitTime agentId attempts createdById createdAt updatedAt completedAt history rateLimit',
@@ -165,6 +170,9 @@ const RULES: Record<string, TypeRules> = {
   WebhookInvocationConnection: { inherit: 'edges pageInfo totalCount' },
   WebhookInvocationEdge: { inherit: 'cursor node' },
   WebhookTestResponse: { inherit: 'status body error' },
+  ApiToken: { inherit: 'id description token createdBy createdAt lastUsedAt url' },
+  ApiTokenConnection: { inherit: 'edges pageInfo totalCount' },
+  ApiTokenEdge: { inherit: 'cursor node' },
   WebhookInvocationAttempt: { inherit: 'id invocationId startedAt durationMs statusCode error response' },
   // live events (over WebSocket: test/subscriptions.test.ts runs this gate for each kind of caller it names)
   // the typed feeds of dashboards: agents and admins (test/voice-subscriptions.test.ts runs them over graphql-ws)
@@ -298,6 +306,8 @@ describe('authorization matrix: every field path up to depth 3 × every kind of 
     const created = await ctx.graphql('mutation { createOAuthClient(input: { name: "audited", scopes: "read", redirectUris: ["https://example.com/cb"] }) { id } }', {}, { authorization: users.admin.basic });
     expect(created.json().errors).toBeUndefined();
     auditLogId = (await ctx.db.prisma.auditLog.findFirstOrThrow({ where: { accountId: account } })).id;
+    // an API token, so that apiTokens has a record to show
+    await ctx.db.prisma.apiToken.create({ data: { accountId: account, description: 'listed', tokenHash: `matrix-${randomUUID()}`, tokenPrefix: 'matrixxxxx' } });
     webhookId = (await ctx.graphql(`mutation { createWebhook(input: ${WEBHOOK_INPUT}) { id } }`, {}, { authorization: users.admin.basic })).json().data.createWebhook.id;
     // an invocation of it with an attempt, so that the invocation lists have something to show
     invocationId = (await ctx.db.prisma.webhookInvocation.create({
@@ -460,6 +470,15 @@ describe('authorization matrix: every field path up to depth 3 × every kind of 
         return `(id: "${await callbackOf(self, 'dialing')}", outcome: ANSWERED)`;
       case 'cancelCallbackRequest':
         return `(id: "${await callbackOf(self, 'queued')}")`;
+      case 'apiToken':
+      case 'deleteApiToken': {
+        const made = await ctx.db.prisma.apiToken.create({ data: { accountId: account, description: 'matrix', tokenHash: `matrix-${randomUUID()}`, tokenPrefix: 'matrixxxxx' } });
+        return `(id: "${made.id}")`;
+      }
+      case 'createApiToken':
+        return '(input: { description: "matrix" })';
+      case 'apiTokens':
+        return '(first: 5)';
       default:
         return '';
     }

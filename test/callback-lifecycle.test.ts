@@ -324,7 +324,7 @@ describe('the callback lifecycle (docs/api.md, "The callback lifecycle")', () =>
   it('settings: the four lifecycle settings, defaults, ranges (422 out of range), over REST and GraphQL', async () => {
     const t = await tenant(0);
     expect((await ok('GET', '/account/settings', t.admin)).settings).toEqual({
-      omnichannel_routing: false, callback_offer_timeout: 30, callback_retry_delay: 120, callback_max_attempts: 3, wrap_up_time: 0,
+      omnichannel_routing: false, callback_offer_timeout: 30, callback_retry_delay: 120, callback_max_attempts: 3, wrap_up_time: 0, api_token_access: true,
     });
     for (const [key, bad] of [['callback_offer_timeout', 0], ['callback_offer_timeout', 601], ['callback_retry_delay', 86_401], ['callback_max_attempts', 11], ['wrap_up_time', -1], ['wrap_up_time', 1.5]] as const) {
       const res = await rest('PUT', '/account/settings', t.admin, { settings: { [key]: bad } });

@@ -64,7 +64,7 @@ describe('CLI and server on one database (docs/api.md, "Operations")', () => {
     // with the callback lifecycle's settings at their defaults (docs/api.md, "Account settings")
     expect(account).toEqual({
       id: expect.any(Number), name: 'acme', subdomain: 'acme', omnichannelRouting: false, callbackOfferTimeout: 30, callbackRetryDelay: 120, callbackMaxAttempts: 3,
-      wrapUpTime: 0, createdAt: expect.stringMatching(/^\d{4}-\d\d-\d\dT/), updatedAt: null,
+      wrapUpTime: 0, apiTokenAccess: true, createdAt: expect.stringMatching(/^\d{4}-\d\d-\d\dT/), updatedAt: null,
     });
     accountId = account.id;
   });

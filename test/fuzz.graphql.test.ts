@@ -21,7 +21,7 @@ import type { InjectOptions } from 'fastify';
 import { buildGraphQLSchema } from '../src/graphql/schema';
 import { GRAPHQL_LIMITS, operationCost } from '../src/graphql/limits';
 import {
-  auditLogFilterSpec, webhookSpec,
+  auditLogFilterSpec, webhookSpec, apiTokenSpec,
   callbackRequestSpec,
   directorySpecs,
   createFuzzFixture,
@@ -89,7 +89,7 @@ const SELF_OPS = new Set(['currentOAuthToken', 'revokeCurrentOAuthToken']);
  * caller's account ("own") or of another account ("foreign"). An ID argument
  * missing here fails the first test: add it when adding the field.
  */
-type Entity = 'client' | 'token' | 'phoneNumber' | 'group' | 'user' | 'auditLog' | 'webhook' | 'invocation' | 'membership' | 'callback' | 'app';
+type Entity = 'client' | 'token' | 'phoneNumber' | 'group' | 'user' | 'auditLog' | 'webhook' | 'invocation' | 'membership' | 'callback' | 'app' | 'apiToken';
 const ID_ARGS: Record<string, Entity> = {
   'oauthClient.id': 'client',
   'updateOAuthClient.id': 'client',
@@ -137,16 +137,18 @@ const ID_ARGS: Record<string, Entity> = {
   'webhookInvocations.webhookId': 'webhook',
   'webhookInvocationAttempts.webhookId': 'webhook',
   'webhookInvocationAttempts.invocationId': 'invocation',
+  'apiToken.id': 'apiToken',
+  'deleteApiToken.id': 'apiToken',
 };
 const FOREIGN: Record<Entity, `other${Capitalize<Entity>}`> = {
   client: 'otherClient', token: 'otherToken', phoneNumber: 'otherPhoneNumber', group: 'otherGroup', user: 'otherUser', auditLog: 'otherAuditLog', webhook: 'otherWebhook', invocation: 'otherInvocation',
-  membership: 'otherMembership', callback: 'otherCallback', app: 'otherApp',
+  membership: 'otherMembership', callback: 'otherCallback', app: 'otherApp', apiToken: 'otherApiToken',
 };
 
 /** Field rules of each input object type (test/helpers/fuzz.ts). A type missing here fails the first test. */
 function inputSpecs(fx: FuzzFixture): Record<string, ObjectSpec> {
   return {
-    OAuthClientInput: oauthClientSpec(), CreateOAuthTokenInput: oauthTokenSpec(fx), CallbackRequestInput: callbackRequestSpec(fx), AuditLogFilter: auditLogFilterSpec(fx), WebhookInput: webhookSpec(),
+    OAuthClientInput: oauthClientSpec(), CreateOAuthTokenInput: oauthTokenSpec(fx), CallbackRequestInput: callbackRequestSpec(fx), AuditLogFilter: auditLogFilterSpec(fx), WebhookInput: webhookSpec(), ApiTokenInput: apiTokenSpec(),
     ...directorySpecs(fx),
   };
 }

@@ -3,7 +3,7 @@ import type { InjectOptions } from 'fastify';
 import { restRoutes } from '../src/rest/routes';
 import {
   createFuzzFixture,
-  directorySpecs, webhookSpec,
+  directorySpecs, webhookSpec, apiTokenSpec,
   deepArray,
   deepObject,
   describeResponse,
@@ -195,8 +195,14 @@ function bodySpecs(fx: FuzzFixture): Record<string, BodySpec | 'ignored'> {
   const notAWholeNumber = fc.constantFrom<unknown>('30', 1.5, true, [], {}, [30]);
   const settingsFields = snake(
     dir.AccountSettingsInput,
-    { omnichannel_routing: 'omnichannelRouting', callback_offer_timeout: 'callbackOfferTimeout', callback_retry_delay: 'callbackRetryDelay', callback_max_attempts: 'callbackMaxAttempts', wrap_up_time: 'wrapUpTime' },
-    { omnichannel_routing: notABoolean, callback_offer_timeout: notAWholeNumber, callback_retry_delay: notAWholeNumber, callback_max_attempts: notAWholeNumber, wrap_up_time: notAWholeNumber },
+    {
+      omnichannel_routing: 'omnichannelRouting', callback_offer_timeout: 'callbackOfferTimeout', callback_retry_delay: 'callbackRetryDelay', callback_max_attempts: 'callbackMaxAttempts', wrap_up_time: 'wrapUpTime',
+      api_token_access: 'apiTokenAccess',
+    },
+    {
+      omnichannel_routing: notABoolean, callback_offer_timeout: notAWholeNumber, callback_retry_delay: notAWholeNumber, callback_max_attempts: notAWholeNumber, wrap_up_time: notAWholeNumber,
+      api_token_access: notABoolean,
+    },
   );
   const availabilityFields: ObjectSpec = {
     agent_state: { ...lowerSpec(dir.AgentAvailabilityInput.agentState), invalid: fc.oneof(dir.AgentAvailabilityInput.agentState.invalid.filter((v) => v !== 'online'), fc.constantFrom<unknown>('ONLINE', 1, [], {})) },
@@ -243,6 +249,8 @@ function bodySpecs(fx: FuzzFixture): Record<string, BodySpec | 'ignored'> {
     'DELETE /webhooks/:id': 'ignored',
     'POST /webhooks/:id/signing_secret': 'ignored',
     'POST /webhooks/:id/test': 'ignored',
+    'POST /api_tokens': { wrapper: 'api_token', fields: snake(apiTokenSpec(), { description: 'description' }, { description: notAString }) },
+    'DELETE /api_tokens/:id': 'ignored',
   };
 }
 
@@ -257,6 +265,7 @@ function idsFor(t: Target, fx: FuzzFixture): { own: string; foreign: string } | 
   if (t.template.startsWith('/groups/:id')) return { own: fx.ids.group, foreign: fx.ids.otherGroup };
   if (t.template.startsWith('/group_memberships/:id')) return { own: fx.ids.membership, foreign: fx.ids.otherMembership };
   if (t.template.startsWith('/webhooks/:id')) return { own: fx.ids.webhook, foreign: fx.ids.otherWebhook };
+  if (t.template.startsWith('/api_tokens/:id')) return { own: fx.ids.apiToken, foreign: fx.ids.otherApiToken };
   if (t.template.startsWith('/channels/voice/phone_numbers/:id')) return { own: fx.ids.phoneNumber, foreign: fx.ids.otherPhoneNumber };
   if (t.template.startsWith('/channels/voice/callback_requests/:id')) return { own: fx.ids.callback, foreign: fx.ids.otherCallback };
   // the fixture's user is an agent of the account; the other account's admin is an agent of theirs

@@ -44,7 +44,9 @@ export const CASES: Record<string, IsolationCase> = {
   'AccountRepository.insert': { crossTenant: 'operator', run: (r) => r.insert({ name: 'isolation-new' }) },
 
   'LoginRepository.lookup': {
-    crossTenant: 'signIn', run: (r, c, t) => r.lookup({ emailKey: t.endUserEmail, keyPrefix: 'isolation-key:', limit: 10 }, [], 300, c.subdomain), nothing: (res) => expect(res.candidate).toBeUndefined(),
+    // with the target's API token too: on the caller's host, another account's token names nobody (and touches nothing)
+    crossTenant: 'signIn', run: (r, c, t) => r.lookup({ emailKey: t.endUserEmail, keyPrefix: 'isolation-key:', limit: 10 }, [], 300, c.subdomain, t.apiTokenHash),
+    nothing: (res) => expect([res.candidate, res.apiTokenId]).toEqual([undefined, undefined]),
   },
   'LoginRepository.recordAttempt': { crossTenant: 'loginThrottle', run: (r) => r.recordAttempt(throttle, 300) },
   'LoginRepository.failedNow': { crossTenant: 'loginThrottle', run: (r) => r.failedNow(['1'], 300) },
@@ -85,6 +87,15 @@ export const CASES: Record<string, IsolationCase> = {
   'GroupMembershipRepository.delete': { run: (r, c, t) => r.delete(scope(c), t.membershipId), nothing: null },
   'GroupMembershipRepository.deleteOf': { run: (r, c, t) => r.deleteOf(scope(c), { groupId: t.groupId }), nothing: [] },
 
+  'ApiTokenRepository.find': { run: (r, c, t) => r.find(scope(c), t.apiTokenId), nothing: null },
+  'ApiTokenRepository.listKeyset': { run: (r, c) => r.listKeyset(scope(c), { size: 100 }), nothing: (res, t) => noneOf(t, res.items) },
+  'ApiTokenRepository.listOffset': { run: (r, c) => r.listOffset(scope(c), page), nothing: (res, t) => noneOf(t, res) },
+  'ApiTokenRepository.count': { run: (r, c) => r.count(scope(c)), nothing: 1 },
+  'ApiTokenRepository.insert': {
+    writesOwn: true, run: (r, c) => r.insert({ ...scope(c), createdBy: c.adminId }, { description: 'isolation-new', token: 'isolation-new-api-token-0123', tokenHash: 'isolation-new-api-token' }, 10),
+    nothing: (res, t) => notOf(t)(res),
+  },
+  'ApiTokenRepository.delete': { run: (r, c, t) => r.delete(scope(c), t.apiTokenId), nothing: null },
   'WebhookRepository.find': { run: (r, c, t) => r.find(scope(c), t.webhookId), nothing: null },
   'WebhookRepository.listKeyset': { run: (r, c) => r.listKeyset(scope(c), {}, { size: 100 }), nothing: (res, t) => noneOf(t, res.items) },
   'WebhookRepository.count': { run: (r, c) => r.count(scope(c)), nothing: 1 },

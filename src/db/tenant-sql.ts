@@ -19,7 +19,7 @@ interface TenantScope {
  * (test/tenant-isolation.test.ts) like every other.
  */
 export const CROSS_TENANT = {
-  /** Basic sign-in names a user by email: on the bare host in any account (the one whose password matches). */
+  /** Basic sign-in names a user by email: on the bare host in any account (the one whose password matches); an API token sign-in finds its token by hash (docs/api.md, "API tokens"). */
   signIn: 'sign-in by email on the bare host, before any account is known',
   /** rate_window_hits rows are keyed by HMACs of emails (with the account a guess counts against) and of addresses; they hold no account's data. */
   loginThrottle: 'the login throttle counts attempts per key, not per account',

@@ -72,6 +72,9 @@ const POLICY = {
   'webhooks.write': rule(['admin'], 'write', 'webhooks'),
   /** the account's events, live (GraphQL subscription accountEvents): admins with `read`, as webhooks are admins' */
   'events.read': rule(['admin'], 'read'),
+  /** API tokens (Zendesk's api_tokens): admins list, show, create and delete the account's */
+  'apiTokens.read': rule(['admin'], 'read'),
+  'apiTokens.write': rule(['admin'], 'write'),
 } as const satisfies Record<string, Rule>;
 
 export type Permission = keyof typeof POLICY;

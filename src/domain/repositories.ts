@@ -23,6 +23,7 @@ import { CallbackLifecycleRepository } from './voice/callback-lifecycle.reposito
 import { VoiceStatsRepository } from './voice/voice-stats.repository';
 import { GroupMembershipRepository } from './voice/group-membership.repository';
 import { RetentionRepository } from './retention/retention.repository';
+import { ApiTokenRepository } from './api-tokens/api-token.repository';
 
 /**
  * Every repository, over one connection: the pool's (built once, by the
@@ -66,6 +67,8 @@ export function repositories(on: TenantSql) {
     eventLog: new EventLogRepository(on),
     /** the retention purge: what is over, removed in batches across accounts */
     retention: new RetentionRepository(on),
+    /** the account's API tokens (their sign-in lookup is LoginRepository.lookup's) */
+    apiTokens: new ApiTokenRepository(on),
   };
 }
 

@@ -20,6 +20,7 @@ import { AuditLogService } from './audit/audit-log.service';
 import { repositories } from './repositories';
 import { SigningSecretBox } from './webhooks/signing-secret';
 import { WebhookService } from './webhooks/webhook.service';
+import { ApiTokenService } from './api-tokens/api-token.service';
 import { WebhookDeliveryService } from './webhooks/webhook-delivery.service';
 import { WebhookInvocationService } from './webhooks/webhook-invocation.service';
 import { GroupMembershipService } from './voice/group-membership.service';
@@ -95,6 +96,8 @@ export function createServices(options: ServiceOptions) {
     eventLog: repos.eventLog,
     /** the retention purge (docs/api.md, "Retention"), run by the job retention.purge and `npm run cli -- purge` */
     retention: new RetentionService(repos.retention, options.retention ?? RETENTION_DEFAULTS),
+    /** the account's API tokens (Zendesk's api_tokens): Basic `{email}/token:{token}` sign-ins go through the authenticator */
+    apiTokens: new ApiTokenService(db, repos.apiTokens, repositories, hashKey),
   };
 }
 

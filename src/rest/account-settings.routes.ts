@@ -11,6 +11,7 @@ const SECONDS = {
   wrap_up_time: 'Seconds of wrap-up after a callback before the next offer (0–3,600; 0 by default)',
 };
 const LABELS = { callback_offer_timeout: 'Callback offer timeout', callback_retry_delay: 'Callback retry delay', callback_max_attempts: 'Callback max attempts', wrap_up_time: 'Wrap-up time' };
+const API_TOKEN_ACCESS = 'true (default): API tokens sign in with Basic {email}/token:{api_token}; false: such sign-ins are refused (401), the tokens themselves stay';
 const integerField = (key: keyof typeof SECONDS) => BodyField(Type.Integer(), mustBe(LABELS[key], 'integer'), SECONDS[key]);
 
 /** {"settings": {"omnichannel_routing": bool, "callback_offer_timeout": int, …}} */
@@ -20,6 +21,7 @@ const SETTINGS_FIELDS = {
   callback_retry_delay: integerField('callback_retry_delay'),
   callback_max_attempts: integerField('callback_max_attempts'),
   wrap_up_time: integerField('wrap_up_time'),
+  api_token_access: BodyField(Type.Boolean(), mustBe('Api token access', 'boolean'), API_TOKEN_ACCESS),
 };
 
 const SettingsJson = Type.Object(
@@ -31,17 +33,18 @@ const SettingsJson = Type.Object(
         callback_retry_delay: Type.Integer({ description: SECONDS.callback_retry_delay }),
         callback_max_attempts: Type.Integer({ description: SECONDS.callback_max_attempts }),
         wrap_up_time: Type.Integer({ description: SECONDS.wrap_up_time }),
+        api_token_access: Type.Boolean({ description: API_TOKEN_ACCESS }),
       },
       { additionalProperties: false, title: 'AccountSettings' },
     ),
   },
-  { additionalProperties: false, examples: [{ settings: { omnichannel_routing: true, callback_offer_timeout: 30, callback_retry_delay: 120, callback_max_attempts: 3, wrap_up_time: 0 } }] },
+  { additionalProperties: false, examples: [{ settings: { omnichannel_routing: true, callback_offer_timeout: 30, callback_retry_delay: 120, callback_max_attempts: 3, wrap_up_time: 0, api_token_access: true } }] },
 );
 
 const serializeSettings = (s: RestAccountSettingsFragment) => ({
   settings: {
     omnichannel_routing: s.omnichannelRouting, callback_offer_timeout: s.callbackOfferTimeout, callback_retry_delay: s.callbackRetryDelay,
-    callback_max_attempts: s.callbackMaxAttempts, wrap_up_time: s.wrapUpTime,
+    callback_max_attempts: s.callbackMaxAttempts, wrap_up_time: s.wrapUpTime, api_token_access: s.apiTokenAccess,
   },
 });
 
@@ -71,7 +74,7 @@ export const accountSettingsRoutes: AnyRestRoute[] = [
       // an absent setting stays absent (it keeps its value); null is the domain's to refuse
       const input = {
         omnichannelRouting: body.omnichannel_routing, callbackOfferTimeout: body.callback_offer_timeout, callbackRetryDelay: body.callback_retry_delay,
-        callbackMaxAttempts: body.callback_max_attempts, wrapUpTime: body.wrap_up_time,
+        callbackMaxAttempts: body.callback_max_attempts, wrapUpTime: body.wrap_up_time, apiTokenAccess: body.api_token_access,
       };
       return { input: Object.fromEntries(Object.entries(input).filter(([, value]) => value !== undefined)) };
     },

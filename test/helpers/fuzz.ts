@@ -69,6 +69,9 @@ export interface FuzzFixture {
     /** the admin's `token` as an entry of their authorized apps (token-<id>), and the other account's token as one */
     app: string;
     otherApp: string;
+    /** an API token of the account, and one of the other account */
+    apiToken: string;
+    otherApiToken: string;
   };
 }
 
@@ -129,6 +132,8 @@ export async function createFuzzFixture(): Promise<FuzzFixture> {
       otherCallback: '',
       app: `token-${spare.id}`,
       otherApp: `token-${foreign.id}`,
+      apiToken: '',
+      otherApiToken: '',
     },
   };
   const invocation = async (accountId: bigint, webhookId: string) =>
@@ -145,6 +150,10 @@ export async function createFuzzFixture(): Promise<FuzzFixture> {
     })).id);
   fixture.ids.callback = await callback(account, fixture.ids.phoneNumber, admin.id);
   fixture.ids.otherCallback = await callback(other.accountId, fixture.ids.otherPhoneNumber, other.id);
+  const apiToken = async (user: TestUser) =>
+    String((await ctx.graphql('mutation { createApiToken(input: { description: "fuzz" }) { id } }', {}, { authorization: user.basic })).json().data.createApiToken.id);
+  fixture.ids.apiToken = await apiToken(admin);
+  fixture.ids.otherApiToken = await apiToken(other);
   return fixture;
 }
 
@@ -573,6 +582,7 @@ export function directorySpecs(
       callbackRetryDelay: { valid: fc.integer({ min: 0, max: 86_400 }), invalid: fc.constantFrom<unknown>(null, -1, 86_401) },
       callbackMaxAttempts: { valid: fc.integer({ min: 1, max: 10 }), invalid: fc.constantFrom<unknown>(null, 0, 11) },
       wrapUpTime: { valid: fc.integer({ min: 0, max: 3_600 }), invalid: fc.constantFrom<unknown>(null, -1, 3_601) },
+      apiTokenAccess: flag,
     },
     // never ONLINE: a change that slipped through would route the fixture's queue
     AgentAvailabilityInput: {
@@ -798,4 +808,11 @@ export function expectNothingWrittenOrLogged(ctx: () => TestContext): void {
     expect(logged).toEqual([]);
     expect(now).toEqual(expected);
   });
+}
+
+/** ApiTokenInput (docs/api.md, "API tokens"): a description of 1..255 characters. */
+export function apiTokenSpec(): ObjectSpec {
+  return {
+    description: { required: true, valid: fc.constantFrom('CRM sync', 'x'), invalid: fc.constantFrom<unknown>(null, '', '   ', 'd'.repeat(256)) },
+  };
 }

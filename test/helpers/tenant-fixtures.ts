@@ -16,6 +16,7 @@ import { OAuthGrantTokenRepository } from '../../src/domain/oauth-tokens/oauth-g
 import { OAuthTokenRepository } from '../../src/domain/oauth-tokens/oauth-token.repository';
 import { WebhookInvocationRepository } from '../../src/domain/webhooks/webhook-invocation.repository';
 import { WebhookRepository, type NewWebhook } from '../../src/domain/webhooks/webhook.repository';
+import { ApiTokenRepository } from '../../src/domain/api-tokens/api-token.repository';
 
 // One account with one row of every tenant table (test/tenant-isolation.test.ts
 // seeds two, and calls every repository method of one on the other's ids).
@@ -52,6 +53,9 @@ export interface TenantFixture {
   webhookId: bigint;
   /** an invocation of the webhook (the event sent to it), with one attempt */
   invocationId: bigint;
+  /** an API token of the account (made by its admin), and its hash */
+  apiTokenId: bigint;
+  apiTokenHash: string;
 }
 
 /** The tables whose rows belong to an account (each has account_id; accounts is the account itself). */
@@ -59,6 +63,7 @@ const TENANT_TABLES = [
   'accounts', 'users', 'oauth_clients', 'oauth_client_secrets', 'oauth_grants', 'oauth_authorization_codes', 'oauth_tokens',
   'oauth_client_token_counts', 'voice_phone_numbers', 'groups', 'group_memberships', 'callback_requests', 'callback_request_history', 'agent_availabilities',
   'audit_logs', 'jobs', 'events', 'webhooks', 'webhook_invocations', 'webhook_invocation_attempts',
+  'api_tokens',
 ] as const;
 /** How a table's rows are ordered in a snapshot: by id, but the counters and availabilities, which have none. */
 const ORDER: Partial<Record<(typeof TENANT_TABLES)[number], string>> = { oauth_client_token_counts: 'client_id, ends_at, shard', agent_availabilities: 'user_id' };
@@ -148,6 +153,9 @@ export async function seedTenant(db: Pick<Db, 'sql'>, label: string, extra = fal
       [String(phone.id)],
     );
   }
+  const apiTokens = new ApiTokenRepository(sql);
+  const apiToken = await apiTokens.insert({ ...scope, createdBy: admin.id }, { description: `API token ${label}`, token: `api-token-${label}-0123456789`, tokenHash: `api-token-hash-${label}` }, 10);
+  if (extra) await apiTokens.insert({ ...scope, createdBy: admin.id }, { description: `Other API token ${label}`, token: `api-token-other-${label}-0123`, tokenHash: `api-token-hash-other-${label}` }, 10);
   const [audit] = await db.sql<{ id: string }>('SELECT max(id) AS id FROM audit_logs WHERE account_id = $1', [String(account.id)]);
   const [event] = await db.sql<{ id: string }>('SELECT id FROM events WHERE account_id = $1 AND subject = $2', [String(account.id), `zen:oauth_token:${token.id}`]);
   const invocations = new WebhookInvocationRepository(sql);
@@ -159,6 +167,6 @@ export async function seedTenant(db: Pick<Db, 'sql'>, label: string, extra = fal
     account: account.id, name: account.name, subdomain: account.subdomain, adminId: admin.id, endUserId: endUser.id, endUserEmail,
     clientId: client.id, clientIdentifier: client.identifier, secretId: BigInt(secret.id), tokenId: token.id, tokenHash, grantId, codeHash,
     grantTokenId: grantToken.id, accessHash, refreshHash, phoneId: phone.id, groupId: group.id, membershipId: membership.id, callbackId: BigInt(created.new_id!), auditId: BigInt(audit.id), eventId: event.id,
-    webhookId: webhook.id, invocationId,
+    webhookId: webhook.id, invocationId, apiTokenId: apiToken.id, apiTokenHash: `api-token-hash-${label}`,
   };
 }

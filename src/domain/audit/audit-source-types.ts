@@ -3,7 +3,7 @@
 // REST's `source_type` values and filter, and the audit_logs.source_type column
 // (text) all take them from this list, in this order.
 
-export const AUDIT_SOURCE_TYPES = ['account', 'user', 'group', 'voice_phone_number', 'oauth_client', 'oauth_token', 'webhook', 'group_membership', 'callback_request'] as const;
+export const AUDIT_SOURCE_TYPES = ['account', 'user', 'group', 'voice_phone_number', 'oauth_client', 'oauth_token', 'webhook', 'group_membership', 'callback_request', 'api_token'] as const;
 
 export type AuditSourceType = (typeof AUDIT_SOURCE_TYPES)[number];
 

@@ -37,28 +37,53 @@ export class LoginRepository {
    * the seconds until the oldest of them leaves): one statement, one round trip.
    * The email window's key is `emailKeyPrefix` followed by that account's id, or
    * '-' (loginEmailKey in login-keys.ts); `others` (the address's) follow it.
+   *
+   * With `apiTokenHash` (a Basic `{email}/token:{token}` sign-in, docs/api.md "API
+   * tokens"), the token names the account: the candidate is the active user holding
+   * the email in the account of the token with that keyed hash, found only while the
+   * account's api_token_access is on (and, on a subdomain host, only a token of that
+   * account); the token's last_used_at is touched in the same statement, at most once a
+   * minute. The guess counts against the same window as a password guess would (on the
+   * plain host, the account of the token's user, else of the lowest account holding
+   * the email), so that wrong passwords and wrong tokens count together.
    */
   async lookup(
     email: { emailKey: string; keyPrefix: string; limit: number },
     others: LoginWindow[],
     windowSeconds: number,
     subdomain: string | undefined,
-  ): Promise<{ windows: LoginWindow[]; counts: { used: number; retryAfter: number }[]; candidate?: UserRow }> {
-    const rows = await this.db.crossTenant<{ key: string; lim: number; used: number; retry_after: number | null } & Partial<UserRow>>(
+    apiTokenHash?: string,
+  ): Promise<{ windows: LoginWindow[]; counts: { used: number; retryAfter: number }[]; candidate?: UserRow; apiTokenId?: string }> {
+    const rows = await this.db.crossTenant<{ key: string; lim: number; used: number; retry_after: number | null; api_token_id: string | number | null } & Partial<UserRow>>(
       'signIn',
       `WITH host AS (SELECT a.id FROM accounts a WHERE $5::text IS NOT NULL AND a.subdomain = $5::text),
+            tok AS (
+              SELECT t.id, t.account_id
+                FROM api_tokens t
+                JOIN accounts ta ON ta.id = t.account_id AND ta.api_token_access
+               WHERE $8::text IS NOT NULL AND t.token_hash = $8::text
+                 AND ($5::text IS NULL OR t.account_id = (SELECT id FROM host))),
             cand AS (
               SELECT c.id, c.account_id, c.role::text AS role, c.email, c.name, c.password_hash, c.active
                 FROM users c
                WHERE c.email_key = $4 AND c.active AND ($5::text IS NULL OR c.account_id = (SELECT id FROM host))
+                 AND ($8::text IS NULL OR c.account_id = (SELECT account_id FROM tok))
                ORDER BY c.account_id
                LIMIT 1),
+            anyone AS (
+              SELECT c.account_id FROM users c WHERE $8::text IS NOT NULL AND c.email_key = $4 AND c.active ORDER BY c.account_id LIMIT 1),
+            touched AS (
+              UPDATE api_tokens o SET last_used_at = now()
+               WHERE o.id = (SELECT id FROM tok) AND EXISTS (SELECT 1 FROM cand)
+                 AND (o.last_used_at IS NULL OR o.last_used_at < now() - interval '60 seconds')
+              RETURNING o.id),
             k AS (
-              SELECT $6::text || coalesce((CASE WHEN $5::text IS NULL THEN (SELECT account_id FROM cand) ELSE (SELECT id FROM host) END)::text, '-') AS key,
+              SELECT $6::text || coalesce((CASE WHEN $5::text IS NULL THEN coalesce((SELECT account_id FROM cand), (SELECT account_id FROM anyone)) ELSE (SELECT id FROM host) END)::text, '-') AS key,
                      $7::int AS lim, 0::bigint AS n
               UNION ALL
               SELECT o.key, o.lim, o.n FROM unnest($1::text[], $2::int[]) WITH ORDINALITY AS o(key, lim, n))
-      SELECT k.key, k.lim, w.used, w.retry_after, u.id, u.account_id, u.role, u.email, u.name, u.password_hash, u.active
+      SELECT k.key, k.lim, w.used, w.retry_after, u.id, u.account_id, u.role, u.email, u.name, u.password_hash, u.active,
+             CASE WHEN k.n = 0 AND u.id IS NOT NULL THEN (SELECT id FROM tok) END AS api_token_id
         FROM k
        CROSS JOIN LATERAL (
           SELECT count(*)::int AS used,
@@ -70,13 +95,15 @@ export class LoginRepository {
         ) w
         LEFT JOIN cand u ON k.n = 0
        ORDER BY k.n`,
-      [others.map((w) => w.key), others.map((w) => w.limit), windowSeconds, email.emailKey, subdomain ?? null, email.keyPrefix, email.limit],
+      [others.map((w) => w.key), others.map((w) => w.limit), windowSeconds, email.emailKey, subdomain ?? null, email.keyPrefix, email.limit, apiTokenHash ?? null],
     );
     const first = rows[0];
+    const candidate = first?.id === null || first?.id === undefined ? undefined : (first as UserRow);
     return {
       windows: rows.map((r) => ({ key: r.key, limit: Number(r.lim) })),
       counts: rows.map((r) => ({ used: Number(r.used), retryAfter: r.retry_after ?? 1 })),
-      candidate: first?.id === null || first?.id === undefined ? undefined : (first as UserRow),
+      candidate,
+      ...(candidate && first.api_token_id !== null && first.api_token_id !== undefined ? { apiTokenId: String(first.api_token_id) } : {}),
     };
   }
 

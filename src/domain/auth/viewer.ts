@@ -18,7 +18,8 @@ export interface Viewer {
   role: Role;
   email: string;
   name: string;
-  via: 'basic' | 'bearer';
+  /** basic: email and password; api_token: Basic `{email}/token:{api_token}` (the user's full role, no scopes, as basic); bearer: an OAuth token */
+  via: 'basic' | 'bearer' | 'api_token';
   /** set when a Bearer token authenticated the request */
   token?: PresentedToken;
   /** the admin who impersonates, when X-On-Behalf-Of was honoured */

@@ -18,6 +18,8 @@ export interface AccountRecord {
   callbackRetryDelay: number;
   callbackMaxAttempts: number;
   wrapUpTime: number;
+  /** whether Basic `{email}/token:{api_token}` sign-ins are accepted (docs/api.md, "API tokens") */
+  apiTokenAccess: boolean;
   createdAt: Date;
   updatedAt: Date | null;
 }
@@ -29,19 +31,20 @@ export interface AccountSettingsChanges {
   callbackRetryDelay?: number;
   callbackMaxAttempts?: number;
   wrapUpTime?: number;
+  apiTokenAccess?: boolean;
 }
 
 type Int8 = string | number | bigint;
 interface SqlRow {
   id: Int8; name: string; subdomain: string; omnichannel_routing: boolean; callback_offer_timeout: number; callback_retry_delay: number;
-  callback_max_attempts: number; wrap_up_time: number; created_at: Date; updated_at: Date | null;
+  callback_max_attempts: number; wrap_up_time: number; api_token_access: boolean; created_at: Date; updated_at: Date | null;
 }
-const COLUMNS = 'a.id, a.name, a.subdomain, a.omnichannel_routing, a.callback_offer_timeout, a.callback_retry_delay, a.callback_max_attempts, a.wrap_up_time, a.created_at, a.updated_at';
+const COLUMNS = 'a.id, a.name, a.subdomain, a.omnichannel_routing, a.callback_offer_timeout, a.callback_retry_delay, a.callback_max_attempts, a.wrap_up_time, a.api_token_access, a.created_at, a.updated_at';
 
 function toRecord(r: SqlRow): AccountRecord {
   return {
     id: BigInt(r.id), name: r.name, subdomain: r.subdomain, omnichannelRouting: r.omnichannel_routing, callbackOfferTimeout: r.callback_offer_timeout,
-    callbackRetryDelay: r.callback_retry_delay, callbackMaxAttempts: r.callback_max_attempts, wrapUpTime: r.wrap_up_time, createdAt: r.created_at, updatedAt: r.updated_at,
+    callbackRetryDelay: r.callback_retry_delay, callbackMaxAttempts: r.callback_max_attempts, wrapUpTime: r.wrap_up_time, apiTokenAccess: r.api_token_access, createdAt: r.created_at, updatedAt: r.updated_at,
   };
 }
 
@@ -93,6 +96,8 @@ export class AccountRepository {
       params.push(changes[key] !== undefined, changes[key] ?? null);
       return `${column} = CASE WHEN $${params.length}::boolean THEN $${params.length + 1}::int ELSE a.${column} END`;
     });
+    params.push(changes.apiTokenAccess !== undefined, changes.apiTokenAccess ?? null);
+    sets.push(`api_token_access = CASE WHEN $${params.length}::boolean THEN $${params.length + 1}::boolean ELSE a.api_token_access END`);
     const [row] = await this.db.query<SqlRow>(
       scope,
       `UPDATE accounts a SET omnichannel_routing = CASE WHEN $2::boolean THEN $3::boolean ELSE a.omnichannel_routing END, ${sets.join(', ')}, updated_at = now()

@@ -18,6 +18,7 @@ export interface AccountSettingsInput {
   callbackRetryDelay?: unknown;
   callbackMaxAttempts?: unknown;
   wrapUpTime?: unknown;
+  apiTokenAccess?: unknown;
 }
 
 /** The callback lifecycle's integer settings: input key, REST name, words, range (docs/api.md, "Account settings"). */
@@ -105,13 +106,16 @@ export class AccountService {
       omnichannelRouting: raw === null ? (v.add('omnichannel_routing', 'InvalidValue', 'Omnichannel routing: must be true or false'), undefined) : booleanField(v, 'omnichannel_routing', 'Omnichannel routing', raw),
     };
     for (const s of INTEGER_SETTINGS) changes[s.key] = integerSetting(v, s, input[s.key]);
+    changes.apiTokenAccess = input.apiTokenAccess === null
+      ? (v.add('api_token_access', 'InvalidValue', 'Api token access: must be true or false'), undefined)
+      : booleanField(v, 'api_token_access', 'Api token access', input.apiTokenAccess);
     v.throwIfAny();
     return tenantTransaction(this.db, async (sql) => {
       const accounts = this.repos(sql).accounts;
       const current = (await accounts.find(scopeOf(acting), true)) ?? notFound();
       const changed = changedFields(current, changes, {
         omnichannel_routing: 'omnichannelRouting', callback_offer_timeout: 'callbackOfferTimeout', callback_retry_delay: 'callbackRetryDelay',
-        callback_max_attempts: 'callbackMaxAttempts', wrap_up_time: 'wrapUpTime',
+        callback_max_attempts: 'callbackMaxAttempts', wrap_up_time: 'wrapUpTime', api_token_access: 'apiTokenAccess',
       });
       if (changed.length === 0) return current;
       const updated = (await accounts.updateSettings(scopeOf(acting), changes)) ?? notFound();

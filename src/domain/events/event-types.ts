@@ -23,6 +23,9 @@ export const EVENT_NAMES = [
   'callback_request.failed',
   'callback_request.cancelled',
   'agent.availability_changed',
+  // API tokens (docs/api.md, "API tokens"): never the token itself, its first 10 characters
+  'api_token.created',
+  'api_token.deleted',
 ] as const;
 
 export type EventName = (typeof EVENT_NAMES)[number];

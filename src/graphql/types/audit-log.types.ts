@@ -31,6 +31,7 @@ const SOURCE_TYPE_DESCRIPTIONS: Record<keyof typeof AuditLogSourceType, string> 
   WEBHOOK: 'A webhook, its signing secret included (never its value)',
   GROUP_MEMBERSHIP: 'A membership of an agent in a group (REST source_type "group_membership")',
   CALLBACK_REQUEST: "A voice callback request's lifecycle (offered, accepted, dialing, completed, requeued, failed, cancelled)",
+  API_TOKEN: 'An API token (shown by its first 10 characters, never in full)',
 };
 registerEnumType(AuditLogSourceType, {
   name: 'AuditLogSourceType',

@@ -85,12 +85,14 @@ export class AccountSettings {
   callbackRetryDelay!: number;
   @Field(() => Int, { description: 'Dial attempts of a callback before it fails (1–10; 3 by default)' }) callbackMaxAttempts!: number;
   @Field(() => Int, { description: 'Seconds an agent spends in wrap-up after a callback before the next offer (0–3,600; 0 by default)' }) wrapUpTime!: number;
+  @Field({ description: 'Whether API tokens sign in (Basic {email}/token:{api_token}); false refuses them like a wrong token, while admins still manage the tokens (true by default)' })
+  apiTokenAccess!: boolean;
   @Field(() => Date, { nullable: true, description: 'When the account last changed; null if it never did' }) updatedAt!: Date | null;
 
   static from(r: AccountRecord): AccountSettings {
     return Object.assign(new AccountSettings(), {
       omnichannelRouting: r.omnichannelRouting, callbackOfferTimeout: r.callbackOfferTimeout, callbackRetryDelay: r.callbackRetryDelay,
-      callbackMaxAttempts: r.callbackMaxAttempts, wrapUpTime: r.wrapUpTime, updatedAt: r.updatedAt,
+      callbackMaxAttempts: r.callbackMaxAttempts, wrapUpTime: r.wrapUpTime, apiTokenAccess: r.apiTokenAccess, updatedAt: r.updatedAt,
     });
   }
 }
@@ -102,6 +104,7 @@ export class AccountSettingsInput {
   @Field(() => Int, { nullable: true, description: 'Seconds before a retry after no answer or busy, 0–86,400' }) callbackRetryDelay?: number | null;
   @Field(() => Int, { nullable: true, description: 'Dial attempts before a callback fails, 1–10' }) callbackMaxAttempts?: number | null;
   @Field(() => Int, { nullable: true, description: 'Seconds of wrap-up after a callback, 0–3,600' }) wrapUpTime?: number | null;
+  @Field(() => Boolean, { nullable: true, description: 'True: API tokens sign in (Basic {email}/token:{api_token}); false: such sign-ins are refused (401)' }) apiTokenAccess?: boolean | null;
 }
 
 @ObjectType({ simpleResolvers: true, description: 'What a phone number can do (Zendesk capabilities)' })
@@ -180,5 +183,5 @@ export class GroupInput {
 @ObjectType({ simpleResolvers: true, description: 'The authenticated user and how they authenticated' })
 export class Me extends User {
   @Field(() => Account, { description: "The user's account (tenant)" }) account!: Account;
-  @Field({ description: 'How this request authenticated: "basic" (email and password) or "bearer" (an OAuth token)' }) authenticatedVia!: string;
+  @Field({ description: 'How this request authenticated: "basic" (email and password), "api_token" (Basic with {email}/token and an API token) or "bearer" (an OAuth token)' }) authenticatedVia!: string;
 }

@@ -45,7 +45,7 @@ function frame(version: string) {
     paths: {},
     components: {
       securitySchemes: {
-        basic: { type: 'http', scheme: 'basic', description: "A user's email and password" },
+        basic: { type: 'http', scheme: 'basic', description: "A user's email and password, or (Zendesk's API tokens) the email followed by /token and an API token of the user's account" },
         bearer: { type: 'http', scheme: 'bearer', description: 'An OAuth access token' },
         oauthClient: { type: 'http', scheme: 'basic', description: 'OAuth client authentication: client_id and client_secret, form-urlencoded first (RFC 6749 §2.3.1), or in the body' },
       },
