@@ -159,7 +159,7 @@ class Statements {
  * A connection URL and whether it points at a transaction pooler: `?pgbouncer=true` (Prisma's
  * convention) says so, and is taken off (the server knows no such parameter).
  */
-export function poolerUrl(url: string): { url: string; pooled: boolean } {
+function poolerUrl(url: string): { url: string; pooled: boolean } {
   const at = url.indexOf('?');
   if (at < 0) return { url, pooled: false };
   // (the query alone: URLSearchParams takes any text, where the WHATWG URL parser refuses
