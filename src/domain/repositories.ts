@@ -22,6 +22,7 @@ import { CallbackLifecycleRepository } from './voice/callback-lifecycle.reposito
 import { VoiceStatsRepository } from './voice/voice-stats.repository';
 import { GroupMembershipRepository } from './voice/group-membership.repository';
 import { RetentionRepository } from './retention/retention.repository';
+import { SignInSessionRepository } from './auth/sign-in-session.repository';
 
 /**
  * Every repository, over one connection: the pool's (built once, by the
@@ -63,6 +64,8 @@ export function repositories(on: TenantSql) {
     eventLog: new EventLogRepository(on),
     /** the retention purge: what is over, removed in batches across accounts */
     retention: new RetentionRepository(on),
+    /** sign-in sessions of the pages under /oauth */
+    signInSessions: new SignInSessionRepository(on),
   };
 }
 

@@ -24,6 +24,7 @@ import { WebhookInvocationService } from './webhooks/webhook-invocation.service'
 import { GroupMembershipService } from './voice/group-membership.service';
 import { RetentionService } from './retention/retention.service';
 import { RETENTION_DEFAULTS, type RetentionSettings } from './retention/retention-settings';
+import { SignInSessions } from './auth/sign-in-session.service';
 
 interface ServiceOptions {
   /** `read`: the reads a replica may answer (the audit log, the voice dashboards); absent, `sql` */
@@ -92,6 +93,8 @@ export function createServices(options: ServiceOptions) {
     eventLog: repos.eventLog,
     /** the retention purge (docs/api.md, "Retention"), run by the job retention.purge and `npm run cli -- purge` */
     retention: new RetentionService(repos.retention, options.retention ?? RETENTION_DEFAULTS),
+    /** sign-in sessions of the pages under /oauth (docs/api.md, "Sign-in sessions") */
+    signInSessions: new SignInSessions(repos.signInSessions, hashKey),
   };
 }
 
