@@ -240,6 +240,10 @@ export const CASES: Record<string, IsolationCase> = {
   },
   'OAuthGrantRepository.revokeAllOfUser': { run: (r, c, t) => r.revokeAllOfUser(scope(c), t.endUserId), nothing: undefined },
   'OAuthGrantRepository.revoke': { run: (r, c, t) => r.revoke(scope(c), t.grantId), nothing: undefined },
+  // a person's own authorized apps: the caller's account with the target's user, grant and token
+  'OAuthGrantRepository.revokeOwn': { run: (r, c, t) => r.revokeOwn({ accountId: c.account, userId: t.endUserId }, t.grantId), nothing: false },
+  'AuthorizedAppRepository.list': { run: (r, c, t) => r.list({ accountId: c.account, userId: t.endUserId }, 100), nothing: [] },
+  'AuthorizedAppRepository.revokeToken': { run: (r, c, t) => r.revokeToken({ accountId: c.account, userId: t.endUserId }, t.tokenId, audit(c)), nothing: false },
 
   'OAuthAuthorizationCodeRepository.insert': {
     nothing: null,

@@ -13,6 +13,7 @@ import { OAuthClientSecretRepository } from './oauth-clients/oauth-client-secret
 import { OAuthClientRepository } from './oauth-clients/oauth-client.repository';
 import { OAuthAuthorizationCodeRepository } from './oauth-server/oauth-authorization-code.repository';
 import { OAuthGrantRepository } from './oauth-server/oauth-grant.repository';
+import { AuthorizedAppRepository } from './oauth-server/authorized-app.repository';
 import { OAuthGrantTokenRepository } from './oauth-tokens/oauth-grant-token.repository';
 import { OAuthTokenRepository } from './oauth-tokens/oauth-token.repository';
 import { PresentedTokenRepository } from './oauth-tokens/presented-token.repository';
@@ -50,6 +51,8 @@ export function repositories(on: TenantSql) {
     presentedTokens: new PresentedTokenRepository(on),
     codes: new OAuthAuthorizationCodeRepository(on),
     grants: new OAuthGrantRepository(on),
+    /** a person's own authorized apps: their live grants and tokens of no grant */
+    authorizedApps: new AuthorizedAppRepository(on),
     callbackRequests: new CallbackRequestRepository(on),
     /** the callback lifecycle's writes and reads: requests' lifecycle columns, history, agents' availability */
     lifecycle: new CallbackLifecycleRepository(on),

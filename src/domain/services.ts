@@ -15,6 +15,7 @@ import { AgentAvailabilityService } from './voice/agent-availability.service';
 import { OAuthTokenService } from './oauth-tokens/oauth-token.service';
 import { CursorCodec } from './pagination';
 import { OAuthServer } from './oauth-server/oauth-server.service';
+import { AuthorizedAppsService } from './oauth-server/authorized-apps.service';
 import { AuditLogService } from './audit/audit-log.service';
 import { repositories } from './repositories';
 import { SigningSecretBox } from './webhooks/signing-secret';
@@ -80,6 +81,8 @@ export function createServices(options: ServiceOptions) {
     /** Zendesk Talk's live stats */
     voiceStats: replicaReads.voiceStats,
     oauthTokens: new OAuthTokenService(repos.tokens, hashKey),
+    /** a person's own authorized apps (docs/api.md, "Your authorized apps") */
+    authorizedApps: new AuthorizedAppsService(db, repos.authorizedApps, repositories),
     cursors: new CursorCodec(hashKey),
     auditLogs: new AuditLogService(replicaReads.auditLogs),
     webhooks: new WebhookService(db, repos.webhooks, repositories, box, endpointPolicy),

@@ -1,10 +1,12 @@
 import type { TenantSql } from '../../db/tenant-sql';
 import type { AccountScope } from '../authorization';
 import { CODE_LIFETIME_SECONDS } from './oauth-authorization-code.repository';
+import { LIVE_GRANT, type PersonScope } from './authorized-app.repository';
 
 // The only module that reads or writes oauth_grants: the families of tokens. A
 // grant is created when a user consents (with its authorization code); every
-// token issued from it carries its id; revoking it ends them all.
+// token issued from it carries its id; revoking it ends them all. (A person's
+// list of their live grants reads them too: authorized-app.repository.ts.)
 
 /**
  * The user's live grants (see insert), counted in a CTE `live` (column n): $1 the account,
@@ -84,5 +86,20 @@ export class OAuthGrantRepository {
    */
   async revoke(scope: AccountScope, grantId: bigint): Promise<void> {
     await this.db.query(scope, 'UPDATE oauth_grants SET revoked_at = now() WHERE account_id = $1 AND id = $2 AND revoked_at IS NULL', [String(grantId)]);
+  }
+
+  /**
+   * Marks a live grant of the person revoked (their own revocation, from their
+   * authorized apps), first in the revoking transaction as revoke() is; false
+   * when the person has no such live grant (another user's, another account's,
+   * revoked, or with nothing live left), and nothing changes.
+   */
+  async revokeOwn(scope: PersonScope, grantId: bigint): Promise<boolean> {
+    const rows = await this.db.query(
+      scope,
+      `UPDATE oauth_grants g SET revoked_at = now() WHERE g.account_id = $1 AND g.user_id = $2 AND g.id = $3 AND ${LIVE_GRANT} RETURNING g.id`,
+      [String(scope.userId), String(grantId)],
+    );
+    return rows.length > 0;
   }
 }

@@ -1,5 +1,5 @@
 import type { Limits } from '../../config';
-import { tenantTransaction } from '../../db/tenant-sql';
+import { tenantTransaction, type TenantSql } from '../../db/tenant-sql';
 import { recordAudit, systemActor, type AuditActor } from '../audit/audit-log.repository';
 import type { RequestOrigin } from '../auth/viewer';
 import { tokenDetail } from '../events/event-details';
@@ -7,7 +7,7 @@ import { hmacHex, randomUrlSafe } from '../crypto';
 import type { OAuthClientService } from '../oauth-clients/oauth-client.service';
 import type { OAuthGrantTokenRepository } from '../oauth-tokens/oauth-grant-token.repository';
 import type { NewGrantToken } from '../oauth-tokens/oauth-token.types';
-import type { RepositoryFactory, Transactions } from '../repositories';
+import type { Repositories, RepositoryFactory, Transactions } from '../repositories';
 import type { OAuthAuthorizationCodeRepository } from './oauth-authorization-code.repository';
 import type { OAuthGrantRepository } from './oauth-grant.repository';
 
@@ -59,17 +59,27 @@ export async function revokeFamily(deps: OAuthServerDeps, family: { accountId: b
   await tenantTransaction(deps.db, async (sql) => {
     const tx = deps.repos(sql);
     await tx.grants.revoke(family, family.grantId);
-    const revoked = await tx.grantTokens.revokeGrant(family, family.grantId);
-    if (revoked.length === 0) return;
-    const accountId = revoked[0].accountId;
-    const actor: AuditActor = why.by ? { accountId, actorId: why.by.userId, actorName: why.by.name, origin: why.origin } : systemActor(accountId, why.origin);
-    await recordAudit(
-      sql,
-      actor,
-      revoked.map((t) => ({
-        action: 'destroy' as const, sourceType: 'oauth_token' as const, sourceId: t.id, sourceLabel: `${t.prefix}...`, description: why.description,
-        event: { name: 'oauth_token.revoked' as const, subject: `oauth_token:${t.id}`, detail: tokenDetail(t.record) },
-      })),
-    );
+    await revokeFamilyTokens(sql, tx, family, why);
   });
+}
+
+/**
+ * The second half of a family's revocation, in the caller's transaction after
+ * the grant's row was marked revoked (revokeFamily, or a person revoking their
+ * own grant): every token carrying the grant, with one audit record and one
+ * oauth_token.revoked event per token revoked.
+ */
+export async function revokeFamilyTokens(sql: TenantSql, tx: Repositories, family: { accountId: bigint; grantId: bigint }, why: FamilyRevocation): Promise<void> {
+  const revoked = await tx.grantTokens.revokeGrant(family, family.grantId);
+  if (revoked.length === 0) return;
+  const accountId = revoked[0].accountId;
+  const actor: AuditActor = why.by ? { accountId, actorId: why.by.userId, actorName: why.by.name, origin: why.origin } : systemActor(accountId, why.origin);
+  await recordAudit(
+    sql,
+    actor,
+    revoked.map((t) => ({
+      action: 'destroy' as const, sourceType: 'oauth_token' as const, sourceId: t.id, sourceLabel: `${t.prefix}...`, description: why.description,
+      event: { name: 'oauth_token.revoked' as const, subject: `oauth_token:${t.id}`, detail: tokenDetail(t.record) },
+    })),
+  );
 }
