@@ -54,7 +54,8 @@ export class OAuthGrantRepository {
 
   /**
    * Remembered consent: the newest grant of the scope's account for this client and
-   * user (active) that covers every scope in `scopes`, is not revoked, and none of whose
+   * user (active) that covers every scope in `scopes`, is live (not revoked, and in the
+   * person's list of authorized apps: a live token or a code still usable), and none of whose
    * tokens was ever revoked other than by rotation (an admin, the user, the app or a
    * password change took its access away: consent is asked again). `id` null: none.
    * `live`: the user's live grants, as insert counts them (the caller refuses at the limit).
@@ -64,7 +65,7 @@ export class OAuthGrantRepository {
       row,
       `WITH ${LIVE}
        SELECT (SELECT g.id FROM oauth_grants g JOIN users u ON u.id = g.user_id AND u.account_id = $1 AND u.active
-                WHERE g.account_id = $1 AND g.client_id = $2 AND g.user_id = $3 AND g.revoked_at IS NULL AND g.scopes @> $4::text[]
+                WHERE g.account_id = $1 AND g.client_id = $2 AND g.user_id = $3 AND g.scopes @> $4::text[] AND ${LIVE_GRANT}
                   AND NOT EXISTS (SELECT 1 FROM oauth_tokens t
                                    WHERE t.account_id = $1 AND t.grant_id = g.id AND t.revoked_at IS NOT NULL AND t.refresh_token_used_at IS NULL)
                 ORDER BY g.id DESC LIMIT 1) AS id,
