@@ -218,7 +218,7 @@ describe('sign-in sessions, sign-out and remembered consent over HTTP', () => {
       const user = await newAgent();
       const browser = httpBrowser(stack.base);
       await signIn(browser, '/oauth/authorized_apps', user, '/oauth/authorized_apps/login');
-      for (const fields of [{}, { csrf_token: 'f'.repeat(64) }]) {
+      for (const fields of [{}, { csrf_token: 'f'.repeat(64) }] as Record<string, string>[]) {
         const res = await browser.post('/oauth/logout', fields);
         expect(res.status).toBe(403);
         expect(browser.jar.has(SESSION)).toBe(true);

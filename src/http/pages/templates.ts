@@ -31,9 +31,10 @@ const STYLE = `
   main.wide{max-width:640px}
   .notice{padding:10px 12px;margin:0 0 16px;border-radius:8px;background:#e8f4ec;color:#1d5b34}
   ul.apps{margin:16px 0;padding:0;list-style:none}
-  ul.apps li{display:flex;gap:16px;align-items:flex-start;justify-content:space-between;padding:16px;margin:0 0 12px;border:1px solid #e4e7eb;border-radius:10px}
+  ul.apps>li{display:flex;gap:16px;align-items:flex-start;justify-content:space-between;padding:16px;margin:0 0 12px;border:1px solid #e4e7eb;border-radius:10px}
   ul.apps h2{font-size:17px;margin:0 0 4px}
   ul.apps ul{margin:8px 0;padding-left:18px;color:#52606d;font-size:14px}
+  ul.apps ul li{margin:2px 0}
   ul.apps form{flex:none}
   button.danger{background:#fff;color:#c0392b;border-color:#c0392b;flex:none}
   .signout{margin-top:24px;padding-top:16px;border-top:1px solid #e4e7eb;display:flex;align-items:center;justify-content:space-between;gap:12px}
@@ -126,8 +127,10 @@ ${hiddenFields({ ...options.request, csrf_token: options.csrf })}
   );
 }
 
-export function errorPage(options: { title: string; message: string }): string {
-  return layout(options.title, `<h1>${escapeHtml(options.title)}</h1>\n<div class="error" role="alert">${escapeHtml(options.message)}</div>\n<p class="muted">Nothing was shared with the application. You can close this page.</p>`);
+/** An error page; `footer` defaults to the authorization pages' (nothing was shared with the app). */
+export function errorPage(options: { title: string; message: string; footer?: string }): string {
+  const footer = options.footer ?? 'Nothing was shared with the application. You can close this page.';
+  return layout(options.title, `<h1>${escapeHtml(options.title)}</h1>\n<div class="error" role="alert">${escapeHtml(options.message)}</div>\n<p class="muted">${escapeHtml(footer)}</p>`);
 }
 
 /** One entry of the authorized apps page, ready to show (scopes described, times formatted). */
@@ -168,7 +171,7 @@ export function authorizedAppsPage(options: {
 ${buttonForm(options.revokeAction, { id: app.id, csrf_token: options.csrf }, 'Revoke', 'danger')}
 </li>`;
   });
-  const list = items.length ? `<ul class="apps">\n${items.join('\n')}\n</ul>` : '<p>You have not allowed any app to access your account.</p>';
+  const list = items.length ? `<ul class="apps">\n${items.join('\n')}\n</ul>` : '<p>No app can access your account.</p>';
   return layout(
     'Authorized apps',
     `<h1>Authorized apps</h1>

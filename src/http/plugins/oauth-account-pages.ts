@@ -2,6 +2,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Services } from '../../domain/services';
 import type { Viewer } from '../../domain/auth/viewer';
 import { describeScope } from '../../domain/scopes';
+import { NotFoundError } from '../../domain/errors';
 import { authorizedAppsPage, errorPage, loginPage, signedOutPage, signOutPage } from '../pages/templates';
 import { page, type PageSessions, type SignedIn } from '../pages/page-session';
 
@@ -59,8 +60,9 @@ export function accountPagesRoutes(fastify: FastifyInstance, services: Services,
       error, email, notice,
     }));
 
-  const refused = (reply: FastifyReply) =>
-    page(reply, 403, errorPage({ title: 'This request cannot be completed', message: 'The form expired or did not come from this site. Nothing was changed.' }));
+  const problem = (reply: FastifyReply, status: number, message: string) =>
+    page(reply, status, errorPage({ title: 'This request cannot be completed', message, footer: 'You can go back and try again, or close this page.' }));
+  const refused = (reply: FastifyReply) => problem(reply, 403, 'The form expired or did not come from this site. Nothing was changed.');
 
   fastify.get(APPS, async (request, reply) => {
     const query = request.query as Record<string, unknown>;
@@ -94,8 +96,13 @@ export function accountPagesRoutes(fastify: FastifyInstance, services: Services,
     if (!kit.csrfValid(request, body.csrf_token)) return refused(reply);
     const who = await signedInHere(request);
     if (!who) return showLogin(request, reply, 200, EXPIRED);
-    // another person's entry, or one already revoked: NotFoundError, the 404 page
-    await services.authorizedApps.revoke(viewerOf(request, who), typeof body.id === 'string' ? body.id : '');
+    try {
+      await services.authorizedApps.revoke(viewerOf(request, who), typeof body.id === 'string' ? body.id : '');
+    } catch (err) {
+      // another person's entry, or one already revoked
+      if (err instanceof NotFoundError) return problem(reply, 404, 'This app is not in your list of authorized apps (any more). Nothing was changed.');
+      throw err;
+    }
     return reply.redirect(`${APPS}?notice=revoked`, 303);
   });
 
@@ -103,7 +110,7 @@ export function accountPagesRoutes(fastify: FastifyInstance, services: Services,
     const query = request.query as Record<string, unknown>;
     const returnTo = sameOriginPath(query.return_to);
     if (query.return_to !== undefined && returnTo === undefined) {
-      return page(reply, 400, errorPage({ title: 'This request cannot be completed', message: 'return_to must be a path on this site.' }));
+      return problem(reply, 400, 'return_to must be a path on this site.');
     }
     const who = await kit.signedIn(request);
     if (!who) return page(reply, 200, signedOutPage());
