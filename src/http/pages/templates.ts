@@ -36,6 +36,7 @@ const STYLE = `
   ul.apps ul{margin:8px 0;padding-left:18px;color:#52606d;font-size:14px}
   ul.apps ul li{margin:2px 0}
   ul.apps form{flex:none}
+  ul.apps p{margin:0}
   button.danger{background:#fff;color:#c0392b;border-color:#c0392b;flex:none}
   .signout{margin-top:24px;padding-top:16px;border-top:1px solid #e4e7eb;display:flex;align-items:center;justify-content:space-between;gap:12px}
   .signout button{flex:none}
