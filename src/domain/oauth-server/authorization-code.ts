@@ -50,43 +50,43 @@ function codeRow(deps: OAuthServerDeps, input: IssueAuthorizationCodeInput, gran
  * hash. The code is returned this once.
  */
 export async function issueAuthorizationCode(deps: OAuthServerDeps, input: IssueAuthorizationCodeInput): Promise<{ code: string; expiresAt: Date }> {
+  return (await issue(deps, input, false))!;
+}
+
+/**
+ * Remembered consent (docs/api.md): when the user already allowed this client every
+ * scope asked for (a live grant, none of its tokens revoked but by rotation), a code
+ * of THAT grant (one entry per app in the user's list; revoking it ends every token
+ * it gave), whose token gets the scopes asked for; null when there is no such grant
+ * (the consent page is shown). The same checks as issueAuthorizationCode, the same
+ * per-user limit of live authorizations.
+ */
+export function issueRememberedCode(deps: OAuthServerDeps, input: IssueAuthorizationCodeInput): Promise<{ code: string; expiresAt: Date } | null> {
+  return issue(deps, input, true);
+}
+
+async function issue(deps: OAuthServerDeps, input: IssueAuthorizationCodeInput, remembered: boolean): Promise<{ code: string; expiresAt: Date } | null> {
   const { client } = input;
   const scopes = checkedScopes(input);
   const code = randomUrlSafe(32);
   const expiresAt = await tenantTransaction(deps.db, async (sql) => {
     const tx = deps.repos(sql);
     const limit = deps.limits.oauthUserLiveGrants;
-    const { id: grantId, live } = await tx.grants.insert({ clientId: client.id, accountId: client.accountId, userId: input.user.userId, scopes }, limit);
+    const row = { clientId: client.id, accountId: client.accountId, userId: input.user.userId, scopes };
+    if (remembered) {
+      const { id, live } = await tx.grants.findRemembered(row, limit);
+      if (id === null) return null;
+      if (live >= limit) throw liveLimitError(limit);
+      // null only in a race with the grant's deletion: the consent page then
+      return tx.codes.insert(codeRow(deps, input, id, code, scopes));
+    }
+    const { id: grantId, live } = await tx.grants.insert(row, limit);
     if (grantId === null && live >= limit) throw liveLimitError(limit);
     if (grantId === null) throw new AccessDeniedError('The user is not an active user of the account of this client');
     const stored = await tx.codes.insert(codeRow(deps, input, grantId, code));
     // the grant was created just above, in this account: always found
     if (stored === null) throw new AccessDeniedError('The grant of this authorization is gone');
     return stored;
-  });
-  return { code, expiresAt };
-}
-
-/**
- * Remembered consent (docs/api.md): when the user already allowed this client every
- * scope asked for (a grant not revoked, none of its tokens revoked but by rotation),
- * a code of THAT grant (one entry per app in the user's list; revoking it ends every
- * token it gave), whose token gets the scopes asked for; null when there is no such
- * grant (the consent page is shown). The same checks as issueAuthorizationCode, the
- * same per-user limit of live authorizations.
- */
-export async function issueRememberedCode(deps: OAuthServerDeps, input: IssueAuthorizationCodeInput): Promise<{ code: string; expiresAt: Date } | null> {
-  const { client } = input;
-  const scopes = checkedScopes(input);
-  const code = randomUrlSafe(32);
-  const expiresAt = await tenantTransaction(deps.db, async (sql) => {
-    const tx = deps.repos(sql);
-    const limit = deps.limits.oauthUserLiveGrants;
-    const { id: grantId, live } = await tx.grants.findRemembered({ clientId: client.id, accountId: client.accountId, userId: input.user.userId, scopes }, limit);
-    if (grantId === null) return null;
-    if (live >= limit) throw liveLimitError(limit);
-    // null: the grant no longer covers the scopes (it cannot change; only a race with its deletion)
-    return tx.codes.insert(codeRow(deps, input, grantId, code, scopes));
   });
   return expiresAt === null ? null : { code, expiresAt };
 }

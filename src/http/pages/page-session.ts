@@ -47,7 +47,7 @@ export interface SignedIn {
 }
 
 /** A password sign-in's outcome: the viewer, or what the login form says (status, message, headers). */
-export type SignInOutcome = { viewer: Viewer } | { refused: { status: number; message: string; headers: Record<string, string> } };
+type SignInOutcome = { viewer: Viewer } | { refused: { status: number; message: string; headers: Record<string, string> } };
 
 export interface PageSessions {
   /** the host's base URL (the issuer) and account subdomain */
