@@ -250,6 +250,24 @@ describe('sign-in sessions, sign-out and remembered consent over HTTP', () => {
   });
 
   describe('/oauth/authorized_apps over HTTP', () => {
+    it('odd queries and forms get a page, never a 500: notice=__proto__, a repeated or huge field, a tampered cookie', async () => {
+      const browser = httpBrowser(stack.base);
+      for (const path of ['/oauth/authorized_apps?notice=__proto__', '/oauth/authorized_apps?notice=a&notice=b', '/oauth/logout?return_to=a&return_to=b', '/oauth/logout?return_to=%00']) {
+        const { status } = await browser.get(path);
+        expect({ path, page: status < 500 }).toEqual({ path, page: true });
+      }
+      browser.jar.set(SESSION, 's%3A99999999999999999999.x.y');
+      expect((await browser.get('/oauth/authorized_apps')).status).toBe(200);
+      browser.jar.set(SESSION, 'nonsense');
+      expect(heading((await browser.get('/oauth/authorized_apps')).body)).toBe('Sign in');
+      const login = await browser.get('/oauth/authorized_apps');
+      const fields = hiddenFields(login.body);
+      for (const extra of [{ email: 'x'.repeat(5000), password: 'y' }, { id: 'grant-99999999999999999999999' }]) {
+        expect((await browser.post('/oauth/authorized_apps/login', { ...fields, ...extra })).status).toBeLessThan(500);
+        expect((await browser.post('/oauth/authorized_apps/revoke', { ...fields, ...extra })).status).toBeLessThan(500);
+      }
+    });
+
     it("a password change ends the page's session on its next load", async () => {
       const user = await newAgent();
       const browser = httpBrowser(stack.base);

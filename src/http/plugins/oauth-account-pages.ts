@@ -20,10 +20,10 @@ import { page, type PageSessions, type SignedIn } from '../pages/page-session';
 const APPS = '/oauth/authorized_apps';
 const LOGOUT = '/oauth/logout';
 const EXPIRED = 'Your session expired. Please sign in again.';
-const NOTICES: Record<string, string> = {
-  signed_out: 'You are signed out.',
-  revoked: 'The app’s access was revoked.',
-};
+const NOTICES = new Map([
+  ['signed_out', 'You are signed out.'],
+  ['revoked', 'The app’s access was revoked.'],
+]);
 
 /**
  * A return_to that stays on this site: a path ("/…", not "//…" nor "/\…", which browsers
@@ -66,7 +66,7 @@ export function accountPagesRoutes(fastify: FastifyInstance, services: Services,
 
   fastify.get(APPS, async (request, reply) => {
     const query = request.query as Record<string, unknown>;
-    const notice = typeof query.notice === 'string' ? NOTICES[query.notice] : undefined;
+    const notice = typeof query.notice === 'string' ? NOTICES.get(query.notice) : undefined;
     const who = await signedInHere(request);
     if (!who) return showLogin(request, reply, 200, undefined, undefined, notice);
     const apps = await services.authorizedApps.list(viewerOf(request, who));
