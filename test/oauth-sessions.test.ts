@@ -262,7 +262,7 @@ describe('sign-in sessions, sign-out and remembered consent over HTTP', () => {
       expect(heading((await browser.get('/oauth/authorized_apps')).body)).toBe('Sign in');
       const login = await browser.get('/oauth/authorized_apps');
       const fields = hiddenFields(login.body);
-      for (const extra of [{ email: 'x'.repeat(5000), password: 'y' }, { id: 'grant-99999999999999999999999' }]) {
+      for (const extra of [{ email: 'x'.repeat(5000), password: 'y' }, { id: 'grant-99999999999999999999999' }] as Record<string, string>[]) {
         expect((await browser.post('/oauth/authorized_apps/login', { ...fields, ...extra })).status).toBeLessThan(500);
         expect((await browser.post('/oauth/authorized_apps/revoke', { ...fields, ...extra })).status).toBeLessThan(500);
       }
