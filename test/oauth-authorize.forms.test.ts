@@ -7,7 +7,7 @@ import { heading, hiddenFields, pageError, pagesBrowser, pagesFixture, setCookie
 // form, the session and CSRF cookies with their flags, CSRF tokens missing, wrong or
 // taken from another browser, a failed login, Allow → a code that the grant endpoint
 // exchanges, Deny → access_denied, and a session used again for a second request.
-// docs/api.md, "The authorization pages: session and CSRF". (That each answer is
+// docs/api.md, "Sign-in sessions and CSRF". (That each answer is
 // sent once: test/oauth-authorize.pages.test.ts.)
 
 const NEW = '/oauth/authorizations/new';
