@@ -6,7 +6,7 @@ import { migrate } from '../src/db/migrate';
 async function main(): Promise<void> {
   const config = loadConfig();
   // (through DIRECT_URL when DATABASE_URL is a pooler: migrations hold a session lock; no replicas)
-  const db = await createDb({ ...databaseConnection(config), replicaUrls: [], poolSize: 2 });
+  const db = await createDb({ ...databaseConnection(config, { replicas: false }), poolSize: 2 });
   try {
     const applied = await migrate(db);
     console.log(applied.length ? `applied: ${applied.join(', ')}` : 'database is up to date');

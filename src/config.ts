@@ -1,6 +1,6 @@
 import { DEFAULT_JOB_CONCURRENCY } from './jobs/engine';
 import { RETENTION_DEFAULTS, type RetentionSettings } from './domain/retention/retention-settings';
-import { poolerUrl } from './db/create-db';
+import { connectionProblem } from './db/create-db';
 import { readFileSync, writeFileSync, mkdirSync, existsSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import { isIP } from 'node:net';
@@ -183,27 +183,25 @@ function connectionUrls(env: Env, databaseUrl: string | undefined): { directUrl?
   for (const [name, set] of [['DIRECT_URL', directUrl !== undefined], ['READ_REPLICA_URL', readReplicaUrls.length > 0]] as const) {
     if (set && !databaseUrl) throw new ConfigError(name, 'is set, but DATABASE_URL is not: the embedded database has no primary to reach directly and no replicas');
   }
-  if (directUrl !== undefined) {
-    if (!POSTGRES_URL.test(directUrl)) throw new ConfigError('DIRECT_URL', 'must start with postgresql://');
-    if (poolerUrl(directUrl).pooled) throw new ConfigError('DIRECT_URL', 'must reach the primary itself, not a pooler: remove ?pgbouncer=true (migrations and LISTEN need a session of their own)');
-  }
-  if (databaseUrl && poolerUrl(databaseUrl).pooled && directUrl === undefined) {
-    throw new ConfigError(
-      'DIRECT_URL',
-      'is required when DATABASE_URL is a transaction pooler (?pgbouncer=true): set it to the primary itself (migrations hold a session lock, LISTEN holds a session; neither survives transaction pooling)',
-    );
-  }
+  if (directUrl !== undefined && !POSTGRES_URL.test(directUrl)) throw new ConfigError('DIRECT_URL', 'must start with postgresql://');
+  const problem = databaseUrl === undefined ? undefined : connectionProblem(databaseUrl, directUrl);
+  // (the rule's message begins with the variable's name, which ConfigError puts first itself)
+  if (problem) throw new ConfigError('DIRECT_URL', problem.replace(/^DIRECT_URL /, ''));
   const bad = readReplicaUrls.find((u) => !POSTGRES_URL.test(u));
   if (bad !== undefined) throw new ConfigError('READ_REPLICA_URL', 'must be one or more postgresql:// URLs, separated by commas');
   return { directUrl, readReplicaUrls };
 }
 
-/** What createDb needs of the configuration: where the database is, directly and through replicas. */
-export function databaseConnection(config: Config) {
+/**
+ * What createDb needs of the configuration: where the database is, directly and through replicas.
+ * Only a process that serves the API reads from replicas (`Db.read`); the others (the worker, the
+ * CLI, migrations, the cluster's primary) pass `{ replicas: false }` and start no replica monitor.
+ */
+export function databaseConnection(config: Config, { replicas = true }: { replicas?: boolean } = {}) {
   return {
     databaseUrl: config.databaseUrl,
     directUrl: config.directUrl,
-    replicaUrls: config.readReplicaUrls,
+    replicaUrls: replicas ? config.readReplicaUrls : [],
     replicaMaxLagMs: config.replicaMaxLagMs,
     dataDir: config.dataDir,
   };

@@ -79,7 +79,7 @@ async function runServer(config: Config, log: pino.Logger, prepare: boolean): Pr
 
 /** `npm run worker`: the background engine alone, no HTTP (beside web-only processes started with --no-worker). */
 async function runWorker(config: Config, log: pino.Logger): Promise<void> {
-  const db = await createDb({ ...databaseConnection(config), poolSize: config.dbPoolSize, log });
+  const db = await createDb({ ...databaseConnection(config, { replicas: false }), poolSize: config.dbPoolSize, log });
   const services = servicesFor(db, config);
   await prepareDatabase(db, services, config, log);
   const engine = createJobEngine(db, services, { log, concurrency: config.jobConcurrency });
@@ -104,7 +104,7 @@ async function runWorker(config: Config, log: pino.Logger): Promise<void> {
 
 async function runPrimary(config: Config, log: pino.Logger): Promise<void> {
   // Migrate once here, then fork workers that share the port.
-  const db = await createDb({ ...databaseConnection(config), poolSize: 2, log });
+  const db = await createDb({ ...databaseConnection(config, { replicas: false }), poolSize: 2, log });
   await prepareDatabase(db, servicesFor(db, config), config, log);
   await db.close();
   let stopping = false;

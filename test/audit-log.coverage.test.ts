@@ -285,6 +285,21 @@ const MUTATIONS: Record<string, Row> = {
       return { res, records: [{ action: 'destroy', source_type: 'oauth_token', source_id: t.id, actor: k.agent, source_label: label(t.token) }] };
     },
   },
+  revokeAuthorizedApp: {
+    // an end user revoking the app they allowed: the grant's token is revoked, the end user the actor
+    setup: async (k) => {
+      const c = await k.s.register({ type: 'confidential' });
+      const code = (await k.s.authorize(c, { verifier: RFC7636.verifier, user: k.endUser })).get('code')!;
+      const issued = await k.grant(c, { grant_type: 'authorization_code', code, redirect_uri: REDIRECT, code_verifier: RFC7636.verifier });
+      k.issued.push(issued.body.access_token, issued.body.refresh_token);
+      const { data } = await k.gql(k.endUser, '{ me { authorizedApps { id } } }');
+      return { app: data.me.authorizedApps[0].id as string, token: issued.body.access_token as string, tokenId: await k.idOf(issued.body.access_token) };
+    },
+    run: async (k, t) => {
+      const { res } = await k.gql(k.endUser, 'mutation($id: ID!) { revokeAuthorizedApp(id: $id) }', { id: t.app });
+      return { res, records: [{ action: 'destroy', source_type: 'oauth_token', source_id: t.tokenId, actor: k.endUser, source_label: label(t.token), says: 'by its user (authorized apps)' }] };
+    },
+  },
 };
 
 /** The directory's mutations (users, groups, voice phone numbers, account settings). */
@@ -442,6 +457,15 @@ const ROUTES: Record<string, Row> = {
       return { res, records: [{ action: 'update', source_type: 'oauth_client', source_id: c.id, changed_fields: ['client_secret'], says: '60 seconds' }] };
     },
   },
+  'PUT /api/v2/oauth/clients/:id/generate_secret': {
+    setup: (k) => k.client(),
+    run: async (k, c) => {
+      // Zendesk Support's form, as node-zendesk sends it: no body
+      const { res, body } = await k.rest(k.admin, 'PUT', `/api/v2/oauth/clients/${c.id}/generate_secret.json`);
+      k.issued.push(body.client_secret);
+      return { res, records: [{ action: 'update', source_type: 'oauth_client', source_id: c.id, changed_fields: ['client_secret'], says: 'stopped working' }] };
+    },
+  },
   'POST /api/v2/oauth/tokens': {
     setup: (k) => k.client(),
     run: async (k, c) => {
@@ -463,6 +487,14 @@ const ROUTES: Record<string, Row> = {
     run: async (k, t) => {
       const { res } = await k.rest(k.agent, 'DELETE', `/api/v2/oauth/tokens/${t.id}`);
       return { res, records: [{ action: 'destroy', source_type: 'oauth_token', source_id: t.id, actor: k.agent, source_label: label(t.token) }] };
+    },
+  },
+  'DELETE /api/v2/users/me/oauth/grants/:id': {
+    // an agent revoking a token of theirs from their authorized apps
+    setup: (k) => insertToken(k.s.ctx, k.agent),
+    run: async (k, t) => {
+      const { res } = await k.rest(k.agent, 'DELETE', `/api/v2/users/me/oauth/grants/token-${t.id}`);
+      return { res, records: [{ action: 'destroy', source_type: 'oauth_token', source_id: t.id, actor: k.agent, source_label: label(t.token), says: 'authorized apps' }] };
     },
   },
 };

@@ -81,6 +81,8 @@ const RULES: Record<string, TypeRules> = {
       createOAuthToken: write('admin'),
       revokeOAuthToken: write('any'),
       revokeCurrentOAuthToken: itself,
+      // a person's own authorized apps: anyone, their own
+      revokeAuthorizedApp: write('any'),
       createCallbackRequest: write('agent'),
       // the lifecycle: agents and admins; which request each may act on is the lifecycle's rule (the offered agent, the creator…)
       acceptCallbackRequest: write('agent'),
@@ -115,7 +117,7 @@ const RULES: Record<string, TypeRules> = {
     gates: { client: read('admin'), user: read('any') },
   },
   OAuthClient: {
-    inherit: 'id name company clientIdentifier clientSecret clientType redirectUris scopes agentId createDate updateDate',
+    inherit: 'id name company clientIdentifier clientSecret clientType redirectUris scopes agentId createDate updateDate description logoUrl',
     // its secrets are client data: as oauthClient(id) shows them
     gates: { tokens: read('admin'), secrets: read('admin') },
   },
@@ -126,7 +128,13 @@ const RULES: Record<string, TypeRules> = {
   User: { inherit: 'id name email role active createdAt updatedAt url' },
   UserConnection: { inherit: 'edges pageInfo totalCount' },
   UserEdge: { inherit: 'cursor node' },
-  Me: { inherit: 'id name email role active createdAt updatedAt url account authenticatedVia' },
+  Me: {
+    inherit: 'id name email role active createdAt updatedAt url account authenticatedVia',
+    // your authorized apps: anyone, their own, with read
+    gates: { authorizedApps: read('any') },
+  },
+  AuthorizedApp: { inherit: 'id kind client scopes grantedAt lastUsedAt' },
+  AuthorizedAppClient: { inherit: 'id name company' },
   Account: { inherit: 'id name omnichannelRouting' },
   AccountSettings: { inherit: 'omnichannelRouting callbackOfferTimeout callbackRetryDelay callbackMaxAttempts wrapUpTime updatedAt' },
   CallbackRequest: {
@@ -414,6 +422,9 @@ describe('authorization matrix: every field path up to depth 3 × every kind of 
       case 'oauthToken':
       case 'revokeOAuthToken':
         return `(id: "${ownTokenId}")`;
+      case 'revokeAuthorizedApp':
+        // the caller's own token, an entry of their authorized apps (of no grant)
+        return `(id: "token-${ownTokenId}")`;
       case 'oauthTokens':
         return '(first: 5)';
       case 'callbackRequests':

@@ -223,6 +223,10 @@ describe('configuration (docs/api.md, "Operations")', () => {
       expect(databaseConnection(config)).toEqual({
         databaseUrl: POOLER, directUrl: PRIMARY, replicaUrls: config.readReplicaUrls, replicaMaxLagMs: 250, dataDir: data.path,
       });
+      // the worker, the CLI, migrations and the cluster's primary never read from a replica: they get none
+      expect(databaseConnection(config, { replicas: false })).toEqual({
+        databaseUrl: POOLER, directUrl: PRIMARY, replicaUrls: [], replicaMaxLagMs: 250, dataDir: data.path,
+      });
       // a direct DATABASE_URL needs no DIRECT_URL; ?pgbouncer=false is no pooler
       expect(loadConfig(pg({ DATABASE_URL: `${PRIMARY}?pgbouncer=false&sslmode=disable` })).directUrl).toBeUndefined();
       expect(loadConfig(pg({ DATABASE_URL: PRIMARY, DIRECT_URL: `${PRIMARY}?pgbouncer=false` })).directUrl).toBe(`${PRIMARY}?pgbouncer=false`);

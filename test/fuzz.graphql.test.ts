@@ -89,7 +89,7 @@ const SELF_OPS = new Set(['currentOAuthToken', 'revokeCurrentOAuthToken']);
  * caller's account ("own") or of another account ("foreign"). An ID argument
  * missing here fails the first test: add it when adding the field.
  */
-type Entity = 'client' | 'token' | 'phoneNumber' | 'group' | 'user' | 'auditLog' | 'webhook' | 'invocation' | 'membership' | 'callback';
+type Entity = 'client' | 'token' | 'phoneNumber' | 'group' | 'user' | 'auditLog' | 'webhook' | 'invocation' | 'membership' | 'callback' | 'app';
 const ID_ARGS: Record<string, Entity> = {
   'oauthClient.id': 'client',
   'updateOAuthClient.id': 'client',
@@ -98,6 +98,8 @@ const ID_ARGS: Record<string, Entity> = {
   'endOAuthClientSecretGracePeriod.id': 'client',
   'oauthToken.id': 'token',
   'revokeOAuthToken.id': 'token',
+  // an entry of the admin's authorized apps (token-<id>)
+  'revokeAuthorizedApp.id': 'app',
   'oauthTokens.clientId': 'client',
   'callbackRequests.phoneNumberId': 'phoneNumber',
   'callbackRequests.agentId': 'user',
@@ -138,7 +140,7 @@ const ID_ARGS: Record<string, Entity> = {
 };
 const FOREIGN: Record<Entity, `other${Capitalize<Entity>}`> = {
   client: 'otherClient', token: 'otherToken', phoneNumber: 'otherPhoneNumber', group: 'otherGroup', user: 'otherUser', auditLog: 'otherAuditLog', webhook: 'otherWebhook', invocation: 'otherInvocation',
-  membership: 'otherMembership', callback: 'otherCallback',
+  membership: 'otherMembership', callback: 'otherCallback', app: 'otherApp',
 };
 
 /** Field rules of each input object type (test/helpers/fuzz.ts). A type missing here fails the first test. */

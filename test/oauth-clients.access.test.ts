@@ -93,6 +93,7 @@ describe('OAuth clients: access, tenancy and malformed input', () => {
       },
       'generate secret (POST /{id})': rotated,
       'generate secret (POST /{id}/client_secret)': rotated,
+      'generate secret (PUT /{id}/generate_secret)': rotated,
     };
 
     it.each(ALL_ROUTES.map((r) => [r.title, r] as const))('an admin may %s, and it takes effect', async (title, route) => {
@@ -254,6 +255,7 @@ describe('OAuth clients: access, tenancy and malformed input', () => {
       ['PUT /oauth/clients/{id}.json', 'PUT', () => `/api/v2/oauth/clients/${target.id}.json`],
       ['POST /oauth/clients/{id} (generate secret)', 'POST', () => `/api/v2/oauth/clients/${target.id}`],
       ['POST /oauth/clients/{id}/client_secret', 'POST', () => `/api/v2/oauth/clients/${target.id}/client_secret`],
+      ['PUT /oauth/clients/{id}/generate_secret', 'PUT', () => `/api/v2/oauth/clients/${target.id}/generate_secret`],
     ] as const;
     const table = routes.flatMap(([route, method, url]) => bodies.map(([what, payload]) => [route, what, method, url, payload] as const));
 

@@ -190,6 +190,7 @@ export const ID_ROUTES: IdRoute[] = [
   { title: 'update', read: false, call: (d, id) => d.update(id, { name: 'Hijacked' }) },
   { title: 'generate secret (POST /{id})', read: false, call: (d, id) => d.generateSecret(id, 'id') },
   { title: 'generate secret (POST /{id}/client_secret)', read: false, call: (d, id) => d.generateSecret(id, 'client_secret') },
+  { title: 'generate secret (PUT /{id}/generate_secret)', read: false, call: (d, id) => d.generateSecret(id, 'generate_secret') },
   { title: 'delete', read: false, call: (d, id) => d.delete(id) },
 ];
 

@@ -33,6 +33,9 @@ it('keeps each existing client\'s secret working across the migration', async ()
     const columns = await db.sql<{ column_name: string }>(`SELECT column_name FROM information_schema.columns WHERE table_name = 'oauth_clients'`);
     expect(columns.map((c) => c.column_name)).not.toEqual(expect.arrayContaining(['secret_hash']));
 
+    // and every later migration (the services read today's columns): the secret still works
+    const after = readdirSync(MIGRATIONS_DIR).filter((n) => /^\d{14}_/.test(n) && n > MIGRATION).sort();
+    await db.transaction(async () => undefined, after.map(sqlOf).join('\n'));
     const services = createServices({ db, hashKey: TEST_HASH_KEY, limits: DEFAULT_LIMITS });
     expect(await services.oauthClients.verifySecret('legacy-client', 'legacy-secret-value')).toBe(true);
     expect(await services.oauthClients.verifySecret('legacy-client', 'something-else')).toBe(false);

@@ -92,7 +92,7 @@ async function run(argv: string[]): Promise<void> {
   if (!known.includes(key)) throw new UsageError(`unknown command "${key}"`);
 
   const config = loadConfig();
-  const db = await createDb({ ...databaseConnection(config), poolSize: 2 });
+  const db = await createDb({ ...databaseConnection(config, { replicas: false }), poolSize: 2 });
   try {
     await migrate(db);
     const { accounts, users, phoneNumbers, groups, retention } = servicesFor(db, config);

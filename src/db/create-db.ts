@@ -172,6 +172,21 @@ export function poolerUrl(url: string): { url: string; pooled: boolean } {
   return { url: url.slice(0, at) + (rest ? `?${rest}` : ''), pooled: flag === 'true' };
 }
 
+/**
+ * What is wrong with this pair of connection URLs, if anything: a pooled DATABASE_URL needs
+ * DIRECT_URL, and DIRECT_URL must reach the primary itself. The one rule, for loadConfig (which
+ * names the variable before connecting) and for createDb (callers that build a Db without it).
+ */
+export function connectionProblem(databaseUrl: string, directUrl: string | undefined): string | undefined {
+  if (directUrl !== undefined && poolerUrl(directUrl).pooled) {
+    return 'DIRECT_URL must reach the primary itself, not a pooler: remove ?pgbouncer=true (migrations and LISTEN need a session of their own)';
+  }
+  if (directUrl === undefined && poolerUrl(databaseUrl).pooled) {
+    return 'DIRECT_URL is required when DATABASE_URL is a transaction pooler (?pgbouncer=true): set it to the primary itself (migrations hold a session lock, LISTEN holds a session; neither survives transaction pooling)';
+  }
+  return undefined;
+}
+
 /** host:port/database of a URL, for logs (never its user or password). */
 function describeUrl(url: string, index: number): string {
   try {
@@ -214,12 +229,10 @@ function serverPool(target: string, variable: string, max: number, client: typeo
 async function createPostgresDb(options: DbOptions & { databaseUrl: string }, countStatements: boolean): Promise<Db> {
   const { log } = options;
   const poolSize = options.poolSize ?? 10;
-  const { pooled } = poolerUrl(options.databaseUrl);
-  if (pooled && !options.directUrl) throw new Error('DATABASE_URL is a transaction pooler (?pgbouncer=true): set DIRECT_URL to the primary itself, for migrations and LISTEN');
+  const problem = connectionProblem(options.databaseUrl, options.directUrl || undefined);
+  if (problem) throw new Error(problem);
   // migrations, their lock and LISTEN hold a session: on the primary itself, never through a pooler
-  const direct = poolerUrl(options.directUrl ?? options.databaseUrl);
-  if (direct.pooled) throw new Error('DIRECT_URL must reach the primary itself, not a pooler (it has ?pgbouncer=true)');
-  const url = direct.url;
+  const { url } = poolerUrl(options.directUrl || options.databaseUrl);
   let statementsSent = 0;
   // Every statement of the pool goes through Client#query.
   class CountingClient extends pg.Client {

@@ -42,6 +42,9 @@ const POLICY = {
   'oauthTokens.revoke': rule([], 'write'),
   /** the presented token shows and revokes itself, whatever its scopes */
   'oauthTokens.current': rule([], 'none'),
+  /** a person's own authorized apps (docs/api.md, "Your authorized apps"): anyone, their own; listing with `read`, revoking with `write` */
+  'authorizedApps.read': rule([], 'read'),
+  'authorizedApps.revoke': rule([], 'write'),
   /** users: anyone reads themselves, admins their account's */
   'users.read': rule([], 'read', 'users'),
   /** listing the account's users, and creating, updating, deleting them: admins */

@@ -17,10 +17,12 @@ import { VoiceResolver } from './resolvers/voice.resolver';
 import { OAuthClientTokensResolver, OAuthTokenResolver } from './resolvers/oauth-token.resolver';
 import { WebhookResolver } from './resolvers/webhook.resolver';
 import { WebhookInvocationResolver } from './resolvers/webhook-invocation.resolver';
+import { AuthorizedAppResolver } from './resolvers/authorized-app.resolver';
 
 const resolvers = [
   DirectoryResolver, UserResolver, GroupResolver, GroupMembershipResolver, PhoneNumberResolver, AccountResolver,
   OAuthClientResolver, OAuthTokenResolver, OAuthClientTokensResolver, CallbackRequestResolver, AuditLogResolver, WebhookResolver, WebhookInvocationResolver, EventResolver, VoiceResolver,
+  AuthorizedAppResolver,
 ] as const;
 
 // Subscriptions here return their own async iterators (src/domain/events/event-feed.ts);

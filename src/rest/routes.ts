@@ -11,9 +11,11 @@ import { accountSettingsRoutes } from './account-settings.routes';
 import { webhookRoutes } from './webhooks.routes';
 import { webhookInvocationRoutes } from './webhook-invocations.routes';
 import { voiceRoutes } from './voice.routes';
+import { authorizedAppRoutes } from './authorized-apps.routes';
 
 /** Every /api/v2 route (docs/api.md lists them). */
 export const restRoutes: AnyRestRoute[] = [
   ...oauthClientRoutes, ...oauthTokenRoutes, ...callbackRequestRoutes, ...userRoutes, ...groupRoutes, ...groupMembershipRoutes, ...phoneNumberRoutes, ...accountSettingsRoutes,
   ...auditLogRoutes, ...webhookRoutes, ...webhookInvocationRoutes, ...voiceRoutes,
+  ...authorizedAppRoutes,
 ];

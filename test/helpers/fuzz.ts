@@ -66,6 +66,9 @@ export interface FuzzFixture {
     /** a queued callback request of the account (created by the admin), and one of the other account */
     callback: string;
     otherCallback: string;
+    /** the admin's `token` as an entry of their authorized apps (token-<id>), and the other account's token as one */
+    app: string;
+    otherApp: string;
   };
 }
 
@@ -124,6 +127,8 @@ export async function createFuzzFixture(): Promise<FuzzFixture> {
       otherMembership: '',
       callback: '',
       otherCallback: '',
+      app: `token-${spare.id}`,
+      otherApp: `token-${foreign.id}`,
     },
   };
   const invocation = async (accountId: bigint, webhookId: string) =>
@@ -461,6 +466,13 @@ export function oauthClientSpec(): ObjectSpec {
       required: true,
       valid: fc.constantFrom(['https://app.example.com/cb'], ['http://localhost:3000/cb', 'com.example.app:/cb'], ['http://127.0.0.1/cb http://[::1]/cb']),
       invalid: fc.oneof(fc.constant(null), fc.constant([]), fc.constant(['']), fc.constant(tooManyUris), fc.array(badUris, { minLength: 1, maxLength: 3 })),
+    },
+    // unique in the account: a UUID never repeats
+    clientIdentifier: { valid: fc.uuid(), invalid: fc.constantFrom('', 'a b', 'x'.repeat(101), 'é', 'a/b', 'a:b', 'a\u0000') },
+    description: { valid: fc.option(validName, { nil: null }), invalid: fc.oneof(fc.constant('d'.repeat(1025)), nulInside) },
+    logoUrl: {
+      valid: fc.constantFrom(null, '', 'https://cdn.example.com/logo.png', 'http://[::1]:8080/l.png'),
+      invalid: fc.oneof(fc.constantFrom('http://example.com/l.png', 'javascript:alert(1)', 'data:image/png;base64,AA', 'https://', 'l.png'), nulInside.map((s) => `https://a.example/${s}`)),
     },
   };
 }

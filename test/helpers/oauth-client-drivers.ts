@@ -56,8 +56,8 @@ export interface Failure {
 export type Outcome<T> = Success<T> | Failure;
 
 /** generate-secret routes: POST /oauth/clients/{id} or POST /oauth/clients/{id}/client_secret, optionally with an empty JSON body */
-export type SecretVariant = 'id' | 'client_secret' | 'id+empty-json' | 'client_secret+empty-json';
-export const SECRET_VARIANTS: SecretVariant[] = ['id', 'client_secret', 'id+empty-json', 'client_secret+empty-json'];
+export type SecretVariant = 'id' | 'client_secret' | 'id+empty-json' | 'client_secret+empty-json' | 'generate_secret' | 'generate_secret+empty-json';
+export const SECRET_VARIANTS: SecretVariant[] = ['id', 'client_secret', 'id+empty-json', 'client_secret+empty-json', 'generate_secret', 'generate_secret+empty-json'];
 
 export interface ClientsDriver {
   transport: Transport;
@@ -181,8 +181,11 @@ function restDriver(ctx: TestContext, json: boolean, auth?: string): ClientsDriv
     update: async (id, body) => outcome(await call('PUT', `${API}/${id}${sfx}`, body), 200, isRecord),
     delete: async (id) => outcome(await call('DELETE', `${API}/${id}${sfx}`), 204, () => true),
     async generateSecret(id, variant = 'id') {
-      const path = variant.startsWith('client_secret') ? `${API}/${id}/client_secret${sfx}` : `${API}/${id}${sfx}`;
-      const res = variant.endsWith('+empty-json') ? await call('POST', path, '', { 'content-type': 'application/json' }) : await call('POST', path);
+      // generate_secret: Zendesk Support's PUT form (node-zendesk's generateSecret)
+      const [method, path] = variant.startsWith('generate_secret')
+        ? ['PUT' as const, `${API}/${id}/generate_secret${sfx}`]
+        : ['POST' as const, variant.startsWith('client_secret') ? `${API}/${id}/client_secret${sfx}` : `${API}/${id}${sfx}`];
+      const res = variant.endsWith('+empty-json') ? await call(method, path, '', { 'content-type': 'application/json' }) : await call(method, path);
       return outcome(res, 200, (b) => !!b && typeof b === 'object' && isDeepStrictEqual(Object.keys(b as object), ['client_secret']) && typeof (b as { client_secret: unknown }).client_secret === 'string');
     },
   };

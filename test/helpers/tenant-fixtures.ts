@@ -98,7 +98,7 @@ export async function seedTenant(db: Pick<Db, 'sql'>, label: string, extra = fal
   const endUser = (await users.insert(scope, { name: `End ${label}`, email: endUserEmail, role: 'end_user', passwordHash: UNUSABLE_PASSWORD_HASH }))!;
   const client = await new OAuthClientRepository(sql).insert(
     { ...scope, agentId: admin.id },
-    { name: `Client ${label}`, company: null, clientType: 'confidential', scopes: 'read write', redirectUris: ['https://example.com/cb'], identifier: `isolation-client-${label}` },
+    { name: `Client ${label}`, company: null, clientType: 'confidential', scopes: 'read write', redirectUris: ['https://example.com/cb'], identifier: `isolation-client-${label}`, description: null, logoUrl: null },
     'unused',
   );
   await new OAuthClientSecretRepository(sql).insertFirst(client, { secret: `secret-${label}-0123456789`, secretHash: `secret-hash-${label}` });

@@ -23,6 +23,8 @@ export interface OAuthClientRecord {
   agentId: bigint | null;
   createdAt: Date;
   updatedAt: Date | null;
+  description: string | null;
+  logoUrl: string | null;
 }
 
 export const SECRET_PREFIX_LENGTH = 10;
@@ -35,10 +37,10 @@ type Int8 = string | number | bigint;
 interface SqlRow {
   id: Int8; account_id: Int8; name: string; company: string | null; identifier: string; secret_prefix: string | null;
   client_type: 'public' | 'confidential'; scopes: string; redirect_uris: string[]; agent_id: Int8 | null;
-  created_at: Date; updated_at: Date | null;
+  created_at: Date; updated_at: Date | null; description: string | null; logo_url: string | null;
 }
 const COLUMNS =
-  'c.id, c.account_id, c.name, c.company, c.identifier, c.client_type::text AS client_type, c.scopes, c.redirect_uris, c.agent_id, c.created_at, c.updated_at, ' +
+  'c.id, c.account_id, c.name, c.company, c.identifier, c.client_type::text AS client_type, c.scopes, c.redirect_uris, c.agent_id, c.created_at, c.updated_at, c.description, c.logo_url, ' +
   '(SELECT s.secret_prefix FROM oauth_client_secrets s WHERE s.client_id = c.id AND s.expires_at IS NULL ORDER BY s.id DESC LIMIT 1) AS secret_prefix';
 
 function toRecord(r: SqlRow, fullSecret?: string): OAuthClientRecord {
@@ -46,6 +48,7 @@ function toRecord(r: SqlRow, fullSecret?: string): OAuthClientRecord {
     id: BigInt(r.id), accountId: BigInt(r.account_id), name: r.name, company: r.company, identifier: r.identifier,
     clientSecret: fullSecret ?? truncateSecret(r.secret_prefix ?? ''), clientType: r.client_type, scopes: r.scopes,
     redirectUris: r.redirect_uris, agentId: r.agent_id === null ? null : BigInt(r.agent_id), createdAt: r.created_at, updatedAt: r.updated_at,
+    description: r.description, logoUrl: r.logo_url,
   };
 }
 
@@ -62,13 +65,19 @@ export interface LiveSecret {
   stale: boolean;
 }
 
-/** Writable columns (named as REST names the fields), in a fixed order so that update has one statement text. */
+/**
+ * Writable columns (named as REST names the fields; description and logo_url as Zendesk
+ * Support names them), in a fixed order so that update has one statement text. The
+ * identifier is not among them: it never changes after create.
+ */
 const WRITABLE = [
   ['name', 'name', ''],
   ['company', 'company', ''],
   ['clientType', 'client_type', '::"OAuthClientType"'],
   ['scopes', 'scopes', ''],
   ['redirectUris', 'redirect_uris', '::text[]'],
+  ['description', 'description', ''],
+  ['logoUrl', 'logo_url', ''],
 ] as const;
 
 export class OAuthClientRepository {
@@ -93,15 +102,15 @@ export class OAuthClientRepository {
   /** Stores a client; its first secret is stored beside it, in the caller's transaction (OAuthClientService.create). */
   async insert(
     scope: AccountScope & { agentId: bigint },
-    fields: Required<Omit<ValidOAuthClientFields, 'company'>> & { company: string | null; identifier: string },
+    fields: Required<ValidOAuthClientFields>,
     secret: string,
   ): Promise<OAuthClientRecord> {
     const [row] = await this.db.query<SqlRow>(
       scope,
-      `INSERT INTO oauth_clients AS c (account_id, name, company, client_type, scopes, redirect_uris, identifier, agent_id)
-       VALUES ($1, $2, $3, $4::"OAuthClientType", $5, $6::text[], $7, $8)
+      `INSERT INTO oauth_clients AS c (account_id, name, company, client_type, scopes, redirect_uris, identifier, agent_id, description, logo_url)
+       VALUES ($1, $2, $3, $4::"OAuthClientType", $5, $6::text[], $7, $8, $9, $10)
        RETURNING ${COLUMNS}`,
-      [fields.name, fields.company, fields.clientType, fields.scopes, fields.redirectUris, fields.identifier, String(scope.agentId)],
+      [fields.name, fields.company, fields.clientType, fields.scopes, fields.redirectUris, fields.identifier, String(scope.agentId), fields.description, fields.logoUrl],
     );
     return toRecord(row, secret);
   }
@@ -160,6 +169,9 @@ export class OAuthClientRepository {
    * in a grace period), in one statement: the grant endpoints and the
    * authorization request, before any account is known. With a subdomain (the
    * request came on an account's host), only a client of that account is found.
+   * On the plain host, when several accounts hold the identifier (it is unique per
+   * account), the oldest client holding it (lowest id): identifiers never change, so
+   * an account that takes the same one later can never take over an integration.
    */
   async findByIdentifier(identifier: string, subdomain?: string): Promise<{ client: OAuthClientRecord; secrets: LiveSecret[] } | null> {
     const [row] = await this.db.crossTenant<SqlRow & { secrets: [string, string, boolean][] | null }>(
@@ -168,7 +180,8 @@ export class OAuthClientRepository {
               (SELECT json_agg(json_build_array(s.id::text, s.secret_hash, s.last_used_at IS NULL OR s.last_used_at < now() - interval '60 seconds') ORDER BY s.id DESC)
                  FROM oauth_client_secrets s WHERE s.client_id = c.id AND (s.expires_at IS NULL OR s.expires_at > now())) AS secrets
          FROM oauth_clients c
-        WHERE c.identifier = $1 AND ($2::text IS NULL OR c.account_id = (SELECT a.id FROM accounts a WHERE a.subdomain = $2::text))`,
+        WHERE c.identifier = $1 AND ($2::text IS NULL OR c.account_id = (SELECT a.id FROM accounts a WHERE a.subdomain = $2::text))
+        ORDER BY c.id LIMIT 1`,
       [identifier, subdomain ?? null],
     );
     if (!row) return null;

@@ -7,12 +7,16 @@ import { accountScope } from '../authorization';
 import type { Viewer } from '../auth/viewer';
 import { actorOf, describedFor, recordAudit } from '../audit/audit-log.repository';
 import { changeEvent, clientDetail } from '../events/event-details';
+import { isUniqueViolation } from '../directory/user-fields';
 import { validateOAuthClient, type OAuthClientInput } from './oauth-client.validation';
 import type { NewSecret, OAuthClientRecord, OAuthClientRepository } from './oauth-client.repository';
 import { MAX_GRACE_PERIOD_SECONDS, type OAuthClientSecretRecord, type OAuthClientSecretRepository } from './oauth-client-secret.repository';
 
 export type { OAuthClientRecord } from './oauth-client.repository';
 export type { OAuthClientSecretRecord } from './oauth-client-secret.repository';
+
+const identifierTaken = () =>
+  new ValidationError({ client_identifier: [{ error: 'InvalidValue', description: 'Client identifier: has already been taken' }] });
 
 /** A client found by its identifier at a grant endpoint, and whether the presented secret is one of its live ones. */
 export interface ClientForGrant {
@@ -67,15 +71,24 @@ export class OAuthClientService {
           clientType: fields.clientType ?? 'public',
           scopes: fields.scopes!,
           redirectUris: fields.redirectUris!,
-          identifier: randomUrlSafe(30), // 40 url-safe characters
+          // the caller's (Zendesk Support's "identifier"), or 40 url-safe characters
+          identifier: fields.identifier ?? randomUrlSafe(30),
+          description: fields.description ?? null,
+          logoUrl: fields.logoUrl ?? null,
         },
         secret.secret,
-      );
+      ).catch((err: unknown) => {
+        // unique per account only: another account's identical identifier is never reported
+        throw isUniqueViolation(err) ? identifierTaken() : err;
+      });
       await tx.secrets.insertFirst(client, secret);
       await recordAudit(sql, actorOf(viewer), {
         action: 'create', sourceType: 'oauth_client', sourceId: client.id, sourceLabel: client.name,
         // a create names the fields it set, as the directory's do (never the secret's value)
-        changedFields: ['name', ...(client.company ? ['company'] : []), 'client_type', 'scopes', 'redirect_uris', 'client_secret'],
+        changedFields: [
+          'name', ...(client.company ? ['company'] : []), 'client_type', 'scopes', 'redirect_uris', 'client_secret',
+          ...(fields.identifier ? ['client_identifier'] : []), ...(client.description ? ['description'] : []), ...(client.logoUrl ? ['logo_url'] : []),
+        ],
         description: describedFor(viewer, `Created a ${client.clientType} client with scopes ${client.scopes}`),
         event: { name: 'oauth_client.created', subject: `oauth_client:${client.id}`, detail: clientDetail(client) },
       });
@@ -86,9 +99,13 @@ export class OAuthClientService {
   /** The given fields, and an audit record naming those whose value changed, in one transaction. */
   async update(viewer: Viewer, rawId: unknown, input: OAuthClientInput): Promise<OAuthClientRecord> {
     const id = this.requireId(rawId);
-    const fields = validateOAuthClient(input, true);
+    const { identifier, ...fields } = validateOAuthClient(input, true);
     return tenantTransaction(this.db, async (sql) => {
       const updated = (await this.repos(sql).clients.update(accountScope(viewer), id, fields)) ?? this.notFound();
+      // an identifier is the client_id its integrations hold: the same value is accepted, another refused
+      if (identifier !== undefined && identifier !== updated.client.identifier) {
+        throw new ValidationError({ client_identifier: [{ error: 'InvalidValue', description: 'Client identifier: cannot be changed after the client is created' }] });
+      }
       const { client, changed, previous } = updated;
       const detail = clientDetail(client);
       const before = { ...previous, redirect_uris: Array.isArray(previous.redirect_uris) ? previous.redirect_uris.join(' ') : previous.redirect_uris };

@@ -6,6 +6,9 @@ export interface OAuthClientInput {
   clientType?: unknown;
   scopes?: unknown;
   redirectUris?: unknown;
+  clientIdentifier?: unknown;
+  description?: unknown;
+  logoUrl?: unknown;
 }
 
 export interface ValidOAuthClientFields {
@@ -14,14 +17,25 @@ export interface ValidOAuthClientFields {
   clientType?: 'public' | 'confidential';
   scopes?: string;
   redirectUris?: string[];
+  /** only on create (an identifier is immutable): the caller's choice; absent → generated */
+  identifier?: string;
+  description?: string | null;
+  logoUrl?: string | null;
 }
 
+/** A caller-chosen client identifier (Zendesk Support's "identifier"): the OAuth client_id. */
+const CLIENT_IDENTIFIER = /^[A-Za-z0-9_.-]{1,100}$/;
+const MAX_DESCRIPTION = 1024;
+const MAX_LOGO_URL = 2048;
 const MAX_URIS = 20;
 const MAX_URI_LENGTH = 2000;
 const LOOPBACK = new Set(['localhost', '127.0.0.1', '[::1]']);
 
 function label(field: string): string {
-  return { name: 'Name', company: 'Company', client_type: 'Client type', scopes: 'Scopes', redirect_uris: 'Redirect uris' }[field] ?? field;
+  return {
+    name: 'Name', company: 'Company', client_type: 'Client type', scopes: 'Scopes', redirect_uris: 'Redirect uris',
+    client_identifier: 'Client identifier', description: 'Description', logo_url: 'Logo url',
+  }[field] ?? field;
 }
 
 /** "read", "write", "read write" or "write read" (any whitespace) → normalized; else null. */
@@ -119,6 +133,42 @@ function redirectUriProblem(uri: string): string | null {
 }
 
 /**
+ * Why a logo URL is refused, or null if fine: an absolute `https://host[:port]/…` URL
+ * (`http://` only on localhost, 127.0.0.1 or [::1], as for redirect URIs), host written
+ * as browsers keep it, no userinfo, no whitespace, control or invisible character.
+ */
+function logoUrlProblem(uri: string): string | null {
+  if (uri.length > MAX_LOGO_URL) return `is too long (maximum is ${MAX_LOGO_URL} characters)`;
+  if (CONTROL.test(uri)) return 'must not contain control characters';
+  if (WHITESPACE.test(uri) || INVISIBLE.test(uri) || BIDI_CONTROL.test(uri)) return 'must not contain whitespace or invisible characters';
+  if (uri.includes('\\')) return 'must not contain backslashes';
+  const lower = uri.slice(0, Math.max(0, uri.indexOf(':'))).toLowerCase();
+  if (lower !== 'https' && lower !== 'http') return 'must be an absolute https:// URL';
+  let url: URL;
+  try {
+    url = new URL(uri);
+  } catch {
+    return 'must be an absolute https:// URL';
+  }
+  const prefix = `${lower}://`;
+  if (!uri.startsWith(prefix)) return `must be written ${prefix}host/…`;
+  const written = writtenAuthority(uri, prefix);
+  if (typeof written === 'string') return written;
+  if (lower === 'http') return LOOPBACK.has(written.host) && url.hostname === written.host ? null : 'may use http only for localhost, 127.0.0.1 or [::1]';
+  return url.hostname === written.host.toLowerCase() ? null : 'must write its host in canonical form';
+}
+
+/** An optional text field: null, or "" after trimming, stores null. */
+function optionalText(v: Validator, field: string, value: unknown, max: number): string | null | undefined {
+  if (value === null) return null;
+  if (typeof value !== 'string') v.add(field, 'InvalidValue', `${label(field)}: ${MUST_BE.string}`);
+  else if (value.includes('\0')) v.add(field, 'InvalidValue', `${label(field)}: must not contain NUL characters`);
+  else if (value.trim().length > max) v.add(field, 'TooLong', `${label(field)}: is too long (maximum is ${max} characters)`);
+  else return value.trim() || null;
+  return undefined;
+}
+
+/**
  * Checks the writable fields of a client. `partial` (update): absent fields are
  * left alone, present ones must still be valid.
  */
@@ -180,6 +230,28 @@ export function validateOAuthClient(input: OAuthClientInput, partial: boolean): 
         if (!v.has('redirect_uris')) out.redirectUris = [...new Set(uris)];
       }
     }
+  }
+
+  if (input.clientIdentifier !== undefined && input.clientIdentifier !== null) {
+    const id = input.clientIdentifier;
+    if (typeof id !== 'string') v.add('client_identifier', 'InvalidValue', `Client identifier: ${MUST_BE.string}`);
+    else if (!CLIENT_IDENTIFIER.test(id)) {
+      v.add('client_identifier', 'InvalidValue', 'Client identifier: must be 1 to 100 characters, each a letter, digit, "_", "." or "-"');
+    } else out.identifier = id;
+  }
+
+  if (input.description !== undefined) {
+    const d = optionalText(v, 'description', input.description, MAX_DESCRIPTION);
+    if (d !== undefined) out.description = d;
+  }
+
+  if (input.logoUrl !== undefined) {
+    const l = optionalText(v, 'logo_url', input.logoUrl, MAX_LOGO_URL);
+    if (l) {
+      const problem = logoUrlProblem(l);
+      if (problem) v.add('logo_url', 'InvalidValue', `Logo url: ${printableUri(l)} ${problem}`);
+      else out.logoUrl = l;
+    } else if (l === null) out.logoUrl = null;
   }
 
   v.throwIfAny();

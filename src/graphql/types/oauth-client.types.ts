@@ -19,7 +19,8 @@ export class OAuthClient {
   @Field(() => ID, { description: "The client's id (not its identifier)" }) id!: string;
   @Field({ description: "The application's name, shown on the consent page; 1..255 characters" }) name!: string;
   @Field(() => String, { nullable: true, description: 'The company behind the application, at most 255 characters; null when none' }) company!: string | null;
-  @Field({ description: 'The OAuth client_id: generated (40 URL-safe characters), unique, immutable' }) clientIdentifier!: string;
+  @Field({ description: 'The OAuth client_id: chosen on create (1..100 letters, digits, "_", "." or "-") or generated (40 URL-safe characters); unique in the account, immutable' })
+  clientIdentifier!: string;
   @Field({ description: 'In full only from create and generate-secret; otherwise its first 10 characters followed by "..."' })
   clientSecret!: string;
   @Field(() => OAuthClientType, { description: 'Whether the client can keep a secret' }) clientType!: OAuthClientType;
@@ -28,6 +29,10 @@ export class OAuthClient {
   @Field(() => ID, { nullable: true, description: 'The admin who created the client; null if that user no longer exists' }) agentId!: string | null;
   @Field({ description: 'When the client was created (ISO 8601, UTC)' }) createDate!: Date;
   @Field(() => Date, { nullable: true, description: 'When the client last changed or got a new secret; null after create' }) updateDate!: Date | null;
+  @Field(() => String, { nullable: true, description: 'A short description of the application for the people asked to allow it, at most 1024 characters; null when none' })
+  description!: string | null;
+  @Field(() => String, { nullable: true, description: "The application's logo: an absolute https URL (http only on localhost, 127.0.0.1 or [::1]), at most 2048 characters; null when none" })
+  logoUrl!: string | null;
 
   static from(r: OAuthClientRecord): OAuthClient {
     return Object.assign(new OAuthClient(), {
@@ -42,6 +47,8 @@ export class OAuthClient {
       agentId: r.agentId === null ? null : String(r.agentId),
       createDate: r.createdAt,
       updateDate: r.updatedAt,
+      description: r.description,
+      logoUrl: r.logoUrl,
     });
   }
 }
@@ -54,6 +61,14 @@ export class OAuthClientInput {
   @Field(() => String, { nullable: true, description: 'What its tokens may be granted at most: required on create, "read", "write" or "read write"' }) scopes?: string | null;
   @Field(() => [String], { nullable: true, description: 'Required on create: absolute URIs (https, http on loopback, or a native app scheme)' })
   redirectUris?: string[] | null;
+  @Field(() => String, {
+    nullable: true,
+    description: 'The OAuth client_id, 1..100 letters, digits, "_", "." or "-", unique in the account: generated when omitted on create; it never changes, so on update only its current value is accepted',
+  })
+  clientIdentifier?: string | null;
+  @Field(() => String, { nullable: true, description: 'A short description of the application, at most 1024 characters; "" or null for none' }) description?: string | null;
+  @Field(() => String, { nullable: true, description: 'An absolute https URL of its logo (http only on localhost, 127.0.0.1 or [::1]), at most 2048 characters; "" or null for none' })
+  logoUrl?: string | null;
 }
 
 @ObjectType({ simpleResolvers: true, description: "A live secret of a client: the current one, or the previous one during a rotation's grace period" })

@@ -32,6 +32,7 @@ function frame(version: string) {
     tags: [
       { name: 'OAuth clients', description: 'Applications registered to get access (admins)' },
       { name: 'OAuth tokens', description: 'Access tokens: list and create (admins), show and revoke' },
+      { name: 'Authorized apps', description: 'The apps you allowed and the tokens issued to you: everyone lists and revokes their own' },
       { name: 'Voice callback requests', description: "A caller keeps a place in a phone number's queue (agents, admins)" },
       { name: 'Users', description: "The account's users (admins); everyone reads themselves and changes their own password" },
       { name: 'Groups', description: 'Groups of agents callbacks route to (agents read, admins write)' },
