@@ -26,7 +26,7 @@ import { AppMetrics, type RetentionSource } from './http/app-metrics';
 import { apiDocs, openapi, type OpenApiDocument } from './http/plugins/openapi';
 import { openapiConformance } from './http/plugins/openapi-conformance';
 import { oauthServer } from './http/plugins/oauth-server';
-import { authorizePages } from './http/plugins/oauth-authorize';
+import { oauthPages } from './http/plugins/oauth-pages';
 import { requestLog } from './http/plugins/request-log';
 import { rest } from './http/plugins/rest';
 import { voiceQueue } from './http/plugins/voice-queue';
@@ -124,8 +124,8 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   await fastify.register(rest, { schema, buildContext, routes: restRoutes, executor });
   // encapsulated: its form-body parser and RFC 6749 errors stay on its own routes
   await fastify.register(oauthServer, { services, publicUrl: config.publicUrl });
-  // encapsulated too: the login and consent pages' form parser and cookies stay on their routes
-  await fastify.register(authorizePages, { services, hashKey: config.hashKey, publicUrl: config.publicUrl });
+  // encapsulated too: the pages' (login, consent, sign-out, authorized apps) form parser and cookies stay on their routes
+  await fastify.register(oauthPages, { services, hashKey: config.hashKey, publicUrl: config.publicUrl });
   // GET /api/v2/openapi.json and Swagger UI at /api/docs, without authentication
   await fastify.register(apiDocs);
   return { fastify, services, eventFeed: feed, metrics: measured };

@@ -15,6 +15,8 @@ describe('your authorized apps', () => {
   let s: OAuthStack;
   let endUser: TestUser;
   let client: { id: number; identifier: string };
+  /** another app: its consents are grants of their own (the same app's would be remembered, one grant) */
+  let second: { id: number; identifier: string };
 
   const call = async (method: string, path: string, authorization: string, body?: unknown) => {
     const res = await fetch(`${s.base}${path}`, {
@@ -45,6 +47,8 @@ describe('your authorized apps', () => {
     });
     expect(created.status).toBe(201);
     client = { id: created.body.id, identifier: created.body.client_identifier };
+    const other = await call('POST', '/api/v2/oauth/clients', s.admin.basic, { name: 'Second app', client_type: 'public', scopes: 'read write', redirect_uris: [REDIRECT] });
+    second = { id: other.body.id, identifier: other.body.client_identifier };
   });
   afterAll(() => s.close());
 
@@ -197,8 +201,9 @@ describe('your authorized apps', () => {
       const [grant] = (await list(who)).filter((e) => e.kind === 'grant');
       expect(grant.client.name).toBe('Dashboard');
       // a read-only token lists, but may not revoke (403, nothing revoked); a write-only token revokes, but may not list
-      const readOnly = await consent(who, 'read');
-      const writeOnly = await consent(who, 'write');
+      // (of the second app: 'read', then 'write' which that grant does not cover, so two grants)
+      const readOnly = await consentAndExchange(s.base, second.identifier, REDIRECT, who, 'read');
+      const writeOnly = await consentAndExchange(s.base, second.identifier, REDIRECT, who, 'write');
       expect((await call('DELETE', `${GRANTS}/${grant.id}`, bearer(readOnly.access))).status).toBe(403);
       expect((await call('GET', GRANTS, bearer(writeOnly.access))).status).toBe(403);
       expect(await me(tokens.access)).toBe(200);

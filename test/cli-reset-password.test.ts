@@ -69,7 +69,9 @@ describe('npm run cli -- user reset-password', () => {
     apiToken = made.json().token.token;
 
     // sign-in sessions of the authorization pages: the user's, and the other admin's (whose password stays)
-    authorizeUrl = `/oauth/authorizations/new?${new URLSearchParams({ response_type: 'code', client_id: app.identifier, redirect_uri: REDIRECT, scope: 'read', state: 'x' })}`;
+    // (of another app: the grants above would be remembered for `app`, with no consent page to show)
+    const pagesApp = await s.register({ type: 'confidential' });
+    authorizeUrl = `/oauth/authorizations/new?${new URLSearchParams({ response_type: 'code', client_id: pagesApp.identifier, redirect_uri: REDIRECT, scope: 'read', state: 'x' })}`;
     for (const who of ['user', 'admin'] as const) {
       const browser = pagesBrowser(s.ctx);
       const consent = await signInToConsent(browser, authorizeUrl, who === 'user' ? user : s.admin);

@@ -106,7 +106,9 @@ run('authorization pages in a real browser', () => {
     const { url } = await authorizeUrl({ state });
     const page = await freshPage();
     await page.goto(url);
-    await signIn(page, stack.agent.email, stack.agent.password);
+    // a person who allowed nothing yet (the agent's Allow above is remembered: no consent page for them)
+    const person = await stack.ctx.createUser(stack.admin.accountId, 'agent');
+    await signIn(page, person.email, person.password);
     await page.waitForSelector('button[value=deny]');
     await page.click('button[value=deny]');
     await page.waitForURL((u) => u.toString().startsWith(callbackUrl));

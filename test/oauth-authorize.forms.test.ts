@@ -7,7 +7,7 @@ import { heading, hiddenFields, pageError, pagesBrowser, pagesFixture, setCookie
 // form, the session and CSRF cookies with their flags, CSRF tokens missing, wrong or
 // taken from another browser, a failed login, Allow → a code that the grant endpoint
 // exchanges, Deny → access_denied, and a session used again for a second request.
-// docs/api.md, "The authorization pages: session and CSRF". (That each answer is
+// docs/api.md, "Sign-in sessions and CSRF". (That each answer is
 // sent once: test/oauth-authorize.pages.test.ts.)
 
 const NEW = '/oauth/authorizations/new';
@@ -31,6 +31,9 @@ describe('authorization pages over HTTP (no browser)', () => {
     issuer = (await ctx.inject({ method: 'GET', url: '/.well-known/oauth-authorization-server' })).json().issuer;
   });
   afterAll(() => ctx.close());
+  // Each test starts from a user who allowed nothing yet: an earlier test's Allow would be
+  // remembered, and the consent page skipped (remembered consent: test/oauth-remembered-consent.test.ts).
+  beforeEach(() => ctx.db.sql('UPDATE oauth_grants SET revoked_at = now() WHERE user_id = $1 AND revoked_at IS NULL', [String(agent.id)]));
 
   /** A fresh authorization request (PKCE S256) and its verifier. */
   function request(state = b64url(randomBytes(8))) {

@@ -42,10 +42,14 @@ describe('limits on live grants per user and live tokens per client', () => {
   const authorizeUrl = `/oauth/authorizations/new?${new URLSearchParams({
     response_type: 'code', client_id: 'CLIENT', redirect_uri: REDIRECT, state: 's', code_challenge: RFC7636.challenge, code_challenge_method: 'S256',
   })}`;
-  /** consent and Allow: the redirect's parameters */
-  const allow = async (user: TestUser) => {
+  /**
+   * consent and Allow: the redirect's parameters. A consent the user already gave for these
+   * scopes is remembered (docs/api.md, "Remembered consent"): straight back, under the same limit.
+   */
+  const allow = async (user: TestUser, scope?: string) => {
     const browser = pagesBrowser(ctx);
-    const consent = await signInToConsent(browser, authorizeUrl.replace('CLIENT', pub), user);
+    const consent = await signInToConsent(browser, authorizeUrl.replace('CLIENT', pub) + (scope ? `&scope=${encodeURIComponent(scope)}` : ''), user);
+    if (consent.statusCode === 302) return new URL(consent.headers.location as string).searchParams;
     const res = await browser.post('/oauth/authorizations', { ...browser.hiddenFields(consent.body), decision: 'allow' });
     expect(res.statusCode).toBe(303);
     return new URL(res.headers.location as string).searchParams;
@@ -55,12 +59,14 @@ describe('limits on live grants per user and live tokens per client', () => {
   const tokenAudits = async () => Number((await ctx.db.sql<{ n: string }>("SELECT count(*) AS n FROM audit_logs WHERE source_type = 'oauth_token'"))[0].n);
 
   it('an end user holds at most OAUTH_USER_LIVE_GRANTS live grants: then Allow redirects with invalid_request and stores nothing', async () => {
-    const first = await exchange((await allow(endUser)).get('code')!);
+    // 'read' first, then 'read write': two consents (a wider one is asked again), two grants
+    const first = await exchange((await allow(endUser, 'read')).get('code')!);
     expect(first.statusCode).toBe(200);
     const pending = (await allow(endUser)).get('code')!; // a code not redeemed yet counts too
     expect(pending).toMatch(/^[\w-]{43}$/);
     const [grants, audits] = [await grantsOf(endUser), await tokenAudits()];
 
+    // remembered or not, beyond the limit nothing is issued
     const refused = await allow(endUser);
     expect({ error: refused.get('error'), code: refused.get('code'), state: refused.get('state') }).toEqual({ error: 'invalid_request', code: null, state: 's' });
     expect(refused.get('error_description')).toContain(`${USER_LIMIT} live authorizations`);

@@ -45,7 +45,7 @@ describe('npm run cli -- purge (docs/api.md, "Retention")', () => {
     const counts = figures(result);
     expect(Object.keys(counts)).toEqual([
       'oauth_authorization_codes', 'oauth_tokens', 'oauth_grants', 'oauth_client_secrets', 'oauth_client_token_counts', 'rate_window_hits',
-      'webhook_invocations', 'events', 'jobs', 'audit_logs', 'callback_requests', 'total',
+      'webhook_invocations', 'events', 'jobs', 'audit_logs', 'callback_requests', 'oauth_sessions', 'total',
     ]);
     expect(Object.values(counts).every((n) => n === 0)).toBe(true);
   });

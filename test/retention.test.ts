@@ -10,6 +10,7 @@ import { describeOnPostgres } from './helpers/postgres';
 import {
   idsOf, insertAudit, insertCallback, insertCode, insertEvent, insertGrant, insertInvocation, insertJob, insertRateHit, insertSecret, insertToken,
   insertTokenCount, seedRetentionBase, type RetentionBase,
+  insertSession,
 } from './helpers/retention-fixtures';
 
 // docs/api.md, "Retention": what the purge removes, table by table, and how it runs
@@ -120,6 +121,11 @@ async function seedAroundNow(db: TestDb, b: RetentionBase, now: Date) {
   add(gone, 'callback_requests', await insertCallback(sql, b, { status: 'cancelled', createdAt: at(-91 * D) }));
   add(kept, 'callback_requests', await insertCallback(sql, b, { status: 'queued', createdAt: at(-200 * D) }));
   add(kept, 'callback_requests', await insertCallback(sql, b, { status: 'dialing', createdAt: at(-200 * D), updatedAt: at(-199 * D) }));
+
+  // sign-in sessions: gone once expired or signed out
+  add(gone, 'oauth_sessions', await insertSession(sql, b, { expiresAt: at(-S) }));
+  add(gone, 'oauth_sessions', await insertSession(sql, b, { expiresAt: at(10 * 60 * S), endedAt: at(-S) }));
+  add(kept, 'oauth_sessions', await insertSession(sql, b, { expiresAt: at(10 * 60 * S) }));
   return { gone, kept, orphan: orphan.id, deadGrant };
 }
 
@@ -127,6 +133,7 @@ async function seedAroundNow(db: TestDb, b: RetentionBase, now: Date) {
 const EXPECTED_REMOVED = {
   oauth_authorization_codes: 3, oauth_tokens: 4, oauth_grants: 3, oauth_client_secrets: 1, oauth_client_token_counts: 1, rate_window_hits: 1,
   webhook_invocations: 2, events: 2, jobs: 1, audit_logs: 1, callback_requests: 3,
+  oauth_sessions: 2,
 };
 
 describe('retention purge (docs/api.md, "Retention")', () => {
@@ -229,7 +236,7 @@ describe('retention purge (docs/api.md, "Retention")', () => {
     expect(second).toMatchObject({ stopped: false });
     expect(second.removed.rate_window_hits).toBe(25);
     // 3 batches for the hits (10, 10, 5), one for each other table, and the stored run
-    expect(db.statementCount() - statements).toBe(3 + 10 + 1);
+    expect(db.statementCount() - statements).toBe(3 + (RETENTION_TABLES.length - 1) + 1);
     expect(await count(db, 'rate_window_hits')).toBe(0);
     // a signal that has fired before the run: it removes nothing
     expect((await retention.run({ now, signal: AbortSignal.abort() })).stopped).toBe(true);
@@ -345,6 +352,7 @@ const INDEX: Record<RetentionTable, string> = {
   jobs: 'jobs_dead_at_idx',
   audit_logs: 'audit_logs_created_at_idx',
   callback_requests: 'callback_requests_retention_idx',
+  oauth_sessions: 'oauth_sessions_retention_idx',
 };
 
 describeOnPostgres('each purge statement is a range scan of its index (EXPLAIN on PostgreSQL)', () => {

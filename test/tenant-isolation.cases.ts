@@ -245,6 +245,10 @@ export const CASES: Record<string, IsolationCase> = {
     // nothing inserted, and none of the target's live grants counted
     run: (r, c, t) => r.insert({ clientId: t.clientId, accountId: c.account, userId: t.endUserId, scopes: ['read'] }, 100), nothing: { id: null, live: 0 },
   },
+  'OAuthGrantRepository.findRemembered': {
+    // the target's grant is not found, and none of its live grants counted
+    run: (r, c, t) => r.findRemembered({ clientId: t.clientId, accountId: c.account, userId: t.endUserId, scopes: ['read'] }, 100), nothing: { id: null, live: 0 },
+  },
   'OAuthGrantRepository.revokeAllOfUser': { run: (r, c, t) => r.revokeAllOfUser(scope(c), t.endUserId), nothing: undefined },
   'OAuthGrantRepository.revoke': { run: (r, c, t) => r.revoke(scope(c), t.grantId), nothing: undefined },
   // a person's own authorized apps: the caller's account with the target's user, grant and token
@@ -258,6 +262,13 @@ export const CASES: Record<string, IsolationCase> = {
       accountId: c.account, grantId: t.grantId, clientId: t.clientId, codeHash: 'isolation-new-code', redirectUri: 'https://example.com/cb', codeChallenge: null, codeChallengeMethod: null,
     }),
   },
+  'SignInSessionRepository.start': {
+    // a session of another account's user is never started
+    run: (r, c, t) => r.start(scope(c), { userId: t.endUserId, tokenHash: 'isolation-new-session', seconds: 60 }), nothing: null,
+  },
+  'SignInSessionRepository.findLive': { run: (r, c, t) => r.findLive(scope(c), t.sessionHash), nothing: null },
+  'SignInSessionRepository.end': { run: (r, c, t) => r.end(scope(c), t.sessionHash), nothing: false },
+
   'OAuthAuthorizationCodeRepository.consume': { run: (r, c, t) => r.consume(scope(c), t.codeHash, t.clientId), nothing: {} },
 
   'OAuthTokenRepository.insert': {

@@ -24,6 +24,7 @@ import { VoiceStatsRepository } from './voice/voice-stats.repository';
 import { GroupMembershipRepository } from './voice/group-membership.repository';
 import { RetentionRepository } from './retention/retention.repository';
 import { ApiTokenRepository } from './api-tokens/api-token.repository';
+import { SignInSessionRepository } from './auth/sign-in-session.repository';
 
 /**
  * Every repository, over one connection: the pool's (built once, by the
@@ -69,6 +70,8 @@ export function repositories(on: TenantSql) {
     retention: new RetentionRepository(on),
     /** the account's API tokens (their sign-in lookup is LoginRepository.lookup's) */
     apiTokens: new ApiTokenRepository(on),
+    /** sign-in sessions of the pages under /oauth */
+    signInSessions: new SignInSessionRepository(on),
   };
 }
 

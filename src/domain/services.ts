@@ -26,6 +26,7 @@ import { WebhookInvocationService } from './webhooks/webhook-invocation.service'
 import { GroupMembershipService } from './voice/group-membership.service';
 import { RetentionService } from './retention/retention.service';
 import { RETENTION_DEFAULTS, type RetentionSettings } from './retention/retention-settings';
+import { SignInSessions } from './auth/sign-in-session.service';
 
 interface ServiceOptions {
   /** `read`: the reads a replica may answer (the audit log, the voice dashboards); absent, `sql` */
@@ -98,6 +99,8 @@ export function createServices(options: ServiceOptions) {
     retention: new RetentionService(repos.retention, options.retention ?? RETENTION_DEFAULTS),
     /** the account's API tokens (Zendesk's api_tokens): Basic `{email}/token:{token}` sign-ins go through the authenticator */
     apiTokens: new ApiTokenService(db, repos.apiTokens, repositories, hashKey),
+    /** sign-in sessions of the pages under /oauth (docs/api.md, "Sign-in sessions") */
+    signInSessions: new SignInSessions(repos.signInSessions, hashKey),
   };
 }
 

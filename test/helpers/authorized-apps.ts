@@ -29,7 +29,8 @@ export interface Consented {
 
 /**
  * `who` signs in on the authorization page of `base`, allows the public client `clientId`
- * (PKCE, `scope`), and the client exchanges the code: its access and refresh tokens.
+ * (PKCE, `scope`; no consent page when `who` allowed these scopes already: the same grant),
+ * and the client exchanges the code: its access and refresh tokens.
  */
 export async function consentAndExchange(base: string, clientId: string, redirectUri: string, who: { email: string; password: string }, scope = 'read write'): Promise<Consented> {
   const browser = httpPagesBrowser(base);
@@ -37,9 +38,11 @@ export async function consentAndExchange(base: string, clientId: string, redirec
     response_type: 'code', client_id: clientId, redirect_uri: redirectUri, scope, state: 'st', code_challenge: RFC7636.challenge, code_challenge_method: 'S256',
   });
   const consent = await signInToConsent(browser, `/oauth/authorizations/new?${query}`, who as TestUser);
-  if (consent.statusCode !== 200) throw new Error(`consent page: ${consent.statusCode}`);
-  const allowed = await browser.post('/oauth/authorizations', { ...browser.hiddenFields(consent.body), decision: 'allow' });
-  if (allowed.statusCode !== 303) throw new Error(`allow: ${allowed.statusCode} ${allowed.body}`);
+  // a consent already given for these scopes is remembered (docs/api.md, "Remembered consent"): straight back with a code of that grant
+  const remembered = consent.statusCode === 302;
+  if (!remembered && consent.statusCode !== 200) throw new Error(`consent page: ${consent.statusCode}`);
+  const allowed = remembered ? consent : await browser.post('/oauth/authorizations', { ...browser.hiddenFields(consent.body), decision: 'allow' });
+  if (!remembered && allowed.statusCode !== 303) throw new Error(`allow: ${allowed.statusCode} ${allowed.body}`);
   const code = new URL(allowed.headers.location as string).searchParams.get('code');
   if (!code) throw new Error(`allow redirected without a code: ${allowed.headers.location}`);
   const res = await fetch(`${base}/oauth/tokens`, {

@@ -157,6 +157,16 @@ export async function insertCallback(
 }
 
 /** The ids left in a table (of the base's account where the table has one). */
+/** A sign-in session of the base's user, ending (signed out) or expiring when the test says. */
+export async function insertSession(sql: Sql, b: RetentionBase, t: { expiresAt: Date; endedAt?: Time }): Promise<string> {
+  return one(
+    sql,
+    `INSERT INTO oauth_sessions (account_id, user_id, token_hash, password_changed_at, created_at, expires_at, ended_at)
+     SELECT $1, $2, $3, u.password_changed_at, $4::timestamptz - interval '15 minutes', $4, $5 FROM users u WHERE u.id = $2 RETURNING id`,
+    [b.accountId, b.userId, hmacHex(TEST_HASH_KEY, randomUrlSafe(32)), t.expiresAt, t.endedAt ?? null],
+  );
+}
+
 export async function idsOf(sql: Sql, table: string, accountId?: string): Promise<string[]> {
   const where = accountId === undefined ? '' : ' WHERE account_id = $1';
   const rows = await sql<{ id: string | number }>(`SELECT id::text AS id FROM ${table}${where} ORDER BY id`, accountId === undefined ? [] : [accountId]);

@@ -17,6 +17,7 @@ import { OAuthTokenRepository } from '../../src/domain/oauth-tokens/oauth-token.
 import { WebhookInvocationRepository } from '../../src/domain/webhooks/webhook-invocation.repository';
 import { WebhookRepository, type NewWebhook } from '../../src/domain/webhooks/webhook.repository';
 import { ApiTokenRepository } from '../../src/domain/api-tokens/api-token.repository';
+import { SignInSessionRepository } from '../../src/domain/auth/sign-in-session.repository';
 
 // One account with one row of every tenant table (test/tenant-isolation.test.ts
 // seeds two, and calls every repository method of one on the other's ids).
@@ -56,6 +57,8 @@ export interface TenantFixture {
   /** an API token of the account (made by its admin), and its hash */
   apiTokenId: bigint;
   apiTokenHash: string;
+  /** the keyed hash of a live sign-in session of the end user */
+  sessionHash: string;
 }
 
 /** The tables whose rows belong to an account (each has account_id; accounts is the account itself). */
@@ -64,6 +67,7 @@ const TENANT_TABLES = [
   'oauth_client_token_counts', 'voice_phone_numbers', 'groups', 'group_memberships', 'callback_requests', 'callback_request_history', 'agent_availabilities',
   'audit_logs', 'jobs', 'events', 'webhooks', 'webhook_invocations', 'webhook_invocation_attempts',
   'api_tokens',
+  'oauth_sessions',
 ] as const;
 /** How a table's rows are ordered in a snapshot: by id, but the counters and availabilities, which have none. */
 const ORDER: Partial<Record<(typeof TENANT_TABLES)[number], string>> = { oauth_client_token_counts: 'client_id, ends_at, shard', agent_availabilities: 'user_id' };
@@ -163,10 +167,12 @@ export async function seedTenant(db: Pick<Db, 'sql'>, label: string, extra = fal
   // paused, the pause over: a delivery may take the probe
   await invocations.saveBreaker(scope, webhook.id, { consecutiveFailures: 10, failingSince: new Date(), openUntil: new Date(Date.now() - 1000) });
   await invocations.recordAttempt(scope, invocationId, { startedAt: new Date(), durationMs: 5, statusCode: 503, error: null, response: 'seed' }, 'retrying', null);
+  const sessionHash = `session-hash-${label}`;
+  await new SignInSessionRepository(sql).start(scope, { userId: endUser.id, tokenHash: sessionHash, seconds: 900 });
   return {
     account: account.id, name: account.name, subdomain: account.subdomain, adminId: admin.id, endUserId: endUser.id, endUserEmail,
     clientId: client.id, clientIdentifier: client.identifier, secretId: BigInt(secret.id), tokenId: token.id, tokenHash, grantId, codeHash,
     grantTokenId: grantToken.id, accessHash, refreshHash, phoneId: phone.id, groupId: group.id, membershipId: membership.id, callbackId: BigInt(created.new_id!), auditId: BigInt(audit.id), eventId: event.id,
-    webhookId: webhook.id, invocationId, apiTokenId: apiToken.id, apiTokenHash: `api-token-hash-${label}`,
+    webhookId: webhook.id, invocationId, apiTokenId: apiToken.id, apiTokenHash: `api-token-hash-${label}`, sessionHash,
   };
 }

@@ -42,7 +42,7 @@ export async function authorizationCodeGrant(deps: OAuthServerDeps, { client }: 
     // the token's audit record (its user is the actor) is written by the same statement
     const record = await tx.grantTokens.issueForGrant(client, consumed.grantId, 'authorization_code', material, {
       origin, description: `Issued by the authorization_code grant for client ${client.id}`,
-    });
+    }, consumed.scopes);
     if (!record) throw new InvalidGrantError('The grant was revoked or its user is no longer active');
     return { record };
   });

@@ -14,36 +14,44 @@ export interface AuthorizationCodeRow {
   redirectUri: string;
   codeChallenge: string | null;
   codeChallengeMethod: string | null;
+  /** a remembered consent's scopes (within the grant's); null: the grant's */
+  scopes: string[] | null;
   expired: boolean;
 }
 
 type Int8 = string | number | bigint;
 interface SqlRow {
-  id: Int8; grant_id: Int8; client_id: Int8; redirect_uri: string; code_challenge: string | null; code_challenge_method: string | null; expired: boolean;
+  id: Int8; grant_id: Int8; client_id: Int8; redirect_uri: string; code_challenge: string | null; code_challenge_method: string | null; scopes: string[] | null;
+  expired: boolean;
 }
-const COLUMNS = 'k.id, k.grant_id, k.client_id, k.redirect_uri, k.code_challenge, k.code_challenge_method, k.expires_at <= now() AS expired';
+const COLUMNS = 'k.id, k.grant_id, k.client_id, k.redirect_uri, k.code_challenge, k.code_challenge_method, k.scopes, k.expires_at <= now() AS expired';
 
 function toRow(r: SqlRow): AuthorizationCodeRow {
   return {
     id: BigInt(r.id), grantId: BigInt(r.grant_id), clientId: BigInt(r.client_id), redirectUri: r.redirect_uri,
-    codeChallenge: r.code_challenge, codeChallengeMethod: r.code_challenge_method, expired: r.expired,
+    codeChallenge: r.code_challenge, codeChallengeMethod: r.code_challenge_method, scopes: r.scopes, expired: r.expired,
   };
 }
 
 export class OAuthAuthorizationCodeRepository {
   constructor(private readonly db: TenantSql) {}
 
-  /** A code of a grant of the account, for the grant's client; its expiry, or null when the account has no such grant. */
+  /**
+   * A code of a grant of the account, for the grant's client; its expiry, or null when the
+   * account has no such grant. `scopes` (a remembered consent's): what the code's token gets,
+   * within the grant's (else nothing is inserted); absent, the grant's.
+   */
   async insert(row: {
     accountId: bigint; grantId: bigint; clientId: bigint; codeHash: string; redirectUri: string; codeChallenge: string | null; codeChallengeMethod: string | null;
+    scopes?: string[];
   }): Promise<Date | null> {
     const [inserted] = await this.db.query<{ expires_at: Date }>(
       row,
-      `INSERT INTO oauth_authorization_codes (account_id, grant_id, client_id, code_hash, redirect_uri, code_challenge, code_challenge_method, expires_at)
-       SELECT g.account_id, g.id, g.client_id, $4, $5, $6, $7, now() + make_interval(secs => $8::int)
-         FROM oauth_grants g WHERE g.account_id = $1 AND g.id = $2 AND g.client_id = $3
+      `INSERT INTO oauth_authorization_codes (account_id, grant_id, client_id, code_hash, redirect_uri, code_challenge, code_challenge_method, expires_at, scopes)
+       SELECT g.account_id, g.id, g.client_id, $4, $5, $6, $7, now() + make_interval(secs => $8::int), $9::text[]
+         FROM oauth_grants g WHERE g.account_id = $1 AND g.id = $2 AND g.client_id = $3 AND ($9::text[] IS NULL OR g.scopes @> $9::text[])
        RETURNING expires_at`,
-      [String(row.grantId), String(row.clientId), row.codeHash, row.redirectUri, row.codeChallenge, row.codeChallengeMethod, CODE_LIFETIME_SECONDS],
+      [String(row.grantId), String(row.clientId), row.codeHash, row.redirectUri, row.codeChallenge, row.codeChallengeMethod, CODE_LIFETIME_SECONDS, row.scopes ?? null],
     );
     return inserted ? inserted.expires_at : null;
   }

@@ -1,7 +1,7 @@
 import type { Params } from './params';
 import type { ProtocolRequest } from './client-authentication';
 import { validateAuthorizationRequest, type AuthorizationRequestCheck } from './authorization-request';
-import { issueAuthorizationCode, type IssueAuthorizationCodeInput } from './authorization-code';
+import { issueAuthorizationCode, issueRememberedCode, type IssueAuthorizationCodeInput } from './authorization-code';
 import { tokenEndpoint } from './token-endpoint';
 import { revocationEndpoint } from './revocation';
 import { introspectionEndpoint, type IntrospectionResponse } from './introspection';
@@ -29,6 +29,11 @@ export class OAuthServer {
   /** After consent: the authorization code, returned this once. */
   issueAuthorizationCode(input: IssueAuthorizationCodeInput): Promise<{ code: string; expiresAt: Date }> {
     return issueAuthorizationCode(this.deps, input);
+  }
+
+  /** A code without the consent page, when the user already allowed these scopes to this client (null: ask). */
+  rememberedAuthorizationCode(input: IssueAuthorizationCodeInput): Promise<{ code: string; expiresAt: Date } | null> {
+    return issueRememberedCode(this.deps, input);
   }
 
   token(request: ProtocolRequest): Promise<TokenResponse> {

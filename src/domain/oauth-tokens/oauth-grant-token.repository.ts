@@ -33,21 +33,24 @@ export class OAuthGrantTokenRepository {
    * A token (with its refresh token) for a grant of the scope that is not
    * revoked and whose user is active; null otherwise. The grant's row is
    * share-locked until the caller's transaction ends, so a family revocation
-   * (which updates that row first) waits for this token and then sees it.
+   * (which updates that row first) waits for this token and then sees it. `scopes`
+   * (a remembered consent's code's): the token's, within the grant's; absent, the grant's.
    */
-  async issueForGrant(scope: AccountScope, grantId: bigint, grantType: GrantType, t: NewGrantToken, audit: GrantAudit): Promise<OAuthTokenRecord | null> {
+  async issueForGrant(
+    scope: AccountScope, grantId: bigint, grantType: GrantType, t: NewGrantToken, audit: GrantAudit, scopes?: string[] | null,
+  ): Promise<OAuthTokenRecord | null> {
     const [row] = await this.db.query<SqlRow>(
       scope,
       `WITH issued AS (
          INSERT INTO oauth_tokens AS t (account_id, client_id, user_id, scopes, grant_type, grant_id, ${GRANT_TOKEN_COLUMNS})
-         SELECT g.account_id, g.client_id, g.user_id, g.scopes, $3::"OAuthGrantType", g.id, ${grantTokenValues(4)}
+         SELECT g.account_id, g.client_id, g.user_id, coalesce($14::text[], g.scopes), $3::"OAuthGrantType", g.id, ${grantTokenValues(4)}
            FROM oauth_grants g JOIN users u ON u.id = g.user_id AND u.active
-          WHERE g.account_id = $1 AND g.id = $2 AND g.revoked_at IS NULL
+          WHERE g.account_id = $1 AND g.id = $2 AND g.revoked_at IS NULL AND ($14::text[] IS NULL OR g.scopes @> $14::text[])
             FOR SHARE OF g
          RETURNING ${COLUMNS}
        ), audit AS (${auditCte('issued', 'create', 'oauth_token', asItsUser('issued', '$10::text'), 11)}), ${tokenCreated('issued')}
        SELECT * FROM issued`,
-      [String(grantId), grantType, ...grantTokenParams(t), audit.description, ...originParams(audit.origin)],
+      [String(grantId), grantType, ...grantTokenParams(t), audit.description, ...originParams(audit.origin), scopes ?? null],
     );
     return row ? toRecord(row, { token: t.token, refreshToken: t.refresh?.token }) : null;
   }

@@ -28,6 +28,7 @@ export const RETENTION_TABLES = [
   'audit_logs',
   // their history ON DELETE CASCADE
   'callback_requests',
+  'oauth_sessions',
 ] as const;
 
 export type RetentionTable = (typeof RETENTION_TABLES)[number];
@@ -84,6 +85,8 @@ const RULES: Record<RetentionTable, Rule> = {
   audit_logs: { key: 'x.created_at' },
   // finished: completed_at, else the last change, else the creation
   callback_requests: { key: 'coalesce(x.completed_at, x.updated_at, x.created_at)', where: "AND x.status IN ('completed', 'failed', 'cancelled')" },
+  // a sign-in session is over once signed out or expired (index oauth_sessions_retention_idx)
+  oauth_sessions: { key: 'least(x.ended_at, x.expires_at)' },
 };
 
 /** The statement of one batch: $1 the cutoff, $2 where the range resumes, $3 the batch size. */

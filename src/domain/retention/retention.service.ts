@@ -66,6 +66,8 @@ export class RetentionService {
       jobs: before(s.jobSeconds * SECOND),
       audit_logs: days(s.auditDays),
       callback_requests: days(s.callbackDays),
+      // nothing reads a session once it is over
+      oauth_sessions: now,
     };
   }
 
