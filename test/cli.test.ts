@@ -100,9 +100,14 @@ describe('CLI and server on one database (docs/api.md, "Operations")', () => {
     expect(group).toEqual({ id: expect.any(Number), accountId, name: 'Support', description: '', createdAt: expect.any(String), updatedAt: null });
   });
 
-  it('account set turns omnichannel routing on', async () => {
-    const account = parseOutput(await cli('account', 'set', '--id', String(accountId), '--omnichannel-routing', 'true'));
-    expect(account).toMatchObject({ id: accountId, name: 'acme', omnichannelRouting: true, updatedAt: expect.any(String) });
+  it('account set turns omnichannel routing on and API-token sign-ins off; with neither flag it is a usage error', async () => {
+    const none = await cli('account', 'set', '--id', String(accountId));
+    expect({ code: none.code, stdout: none.stdout }).toEqual({ code: 2, stdout: '' });
+    expect(none.stderr).toMatch(/^error: account set needs --omnichannel-routing or --api-token-access\n/);
+    const bad = await cli('account', 'set', '--id', String(accountId), '--api-token-access', 'no');
+    expect({ code: bad.code, first: bad.stderr.split('\n')[0] }).toEqual({ code: 2, first: 'error: --api-token-access must be true or false' });
+    const account = parseOutput(await cli('account', 'set', '--id', String(accountId), '--omnichannel-routing', 'true', '--api-token-access', 'false'));
+    expect(account).toMatchObject({ id: accountId, name: 'acme', omnichannelRouting: true, apiTokenAccess: false, updatedAt: expect.any(String) });
   });
 
   it('a command on an account that does not exist says so, with a non-zero exit', async () => {

@@ -13,7 +13,8 @@ const USAGE = `usage: npm run cli -- <resource> <command> [options]
 
   account create --name <name> [--subdomain <subdomain>]   (default: derived from the name)
   account list
-  account set --id <id> --omnichannel-routing <true|false>
+  account set --id <id> [--omnichannel-routing <true|false>] [--api-token-access <true|false>]   (at least one;
+                           --api-token-access false: Basic {email}/token sign-ins refused, e.g. while a leak is handled)
   user create --account <id> --email <email> --password <password> --role <admin|agent|end_user> [--name <name>]
   user list [--account <id>]
   user reset-password --email <email> [--account <id>]   prints a new generated password, once; ends the user's
@@ -77,6 +78,7 @@ async function run(argv: string[]): Promise<void> {
       number: { type: 'string' },
       'callback-enabled': { type: 'boolean' },
       'omnichannel-routing': { type: 'string' },
+      'api-token-access': { type: 'string' },
       subdomain: { type: 'string' },
       'dry-run': { type: 'boolean' },
       help: { type: 'boolean', short: 'h' },
@@ -129,9 +131,15 @@ async function run(argv: string[]): Promise<void> {
       case 'account list':
         return print(await accounts.list());
       case 'account set': {
-        const raw = required(flags, 'omnichannel-routing');
-        if (raw !== 'true' && raw !== 'false') throw new UsageError('--omnichannel-routing must be true or false');
-        return print(await accounts.updateSettings(await inAccount('id'), { omnichannelRouting: raw === 'true' }));
+        const flag = (name: 'omnichannel-routing' | 'api-token-access') => {
+          const raw = flags[name];
+          if (raw === undefined) return undefined;
+          if (raw !== 'true' && raw !== 'false') throw new UsageError(`--${name} must be true or false`);
+          return raw === 'true';
+        };
+        const settings = { omnichannelRouting: flag('omnichannel-routing'), apiTokenAccess: flag('api-token-access') };
+        if (settings.omnichannelRouting === undefined && settings.apiTokenAccess === undefined) throw new UsageError('account set needs --omnichannel-routing or --api-token-access');
+        return print(await accounts.updateSettings(await inAccount('id'), settings));
       }
       case 'user create': {
         const email = required(flags, 'email');
