@@ -57,7 +57,7 @@ export interface BasicLoginOptions {
 export class BasicLogin {
   // sha256(key, subdomain, email, password) → the password hash it was verified against (an API
   // token's: the token row it was verified with)
-  private readonly cache = new Map<string, { userId: string; passwordHash?: string; apiTokenId?: string; until: number }>();
+  private readonly cache = new Map<string, { userId: string; passwordHash?: string; apiRowId?: string; until: number }>();
   // the same cache key → the verification (KDF) of those credentials under way in this process
   private readonly verifying = new Map<string, Promise<unknown>>();
 
@@ -70,7 +70,7 @@ export class BasicLogin {
     const password = decoded.slice(colon + 1);
     const named = decoded.slice(0, colon).trim();
     // Zendesk's API token form: "{email}/token" as the user name, the token as the password
-    const viaToken = named.length > TOKEN_SUFFIX.length && named.slice(-TOKEN_SUFFIX.length).toLowerCase() === TOKEN_SUFFIX;
+    const viaToken = named.length > TOKEN_SUFFIX.length && named.toLowerCase().endsWith(TOKEN_SUFFIX);
     const emailKey = (viaToken ? named.slice(0, -TOKEN_SUFFIX.length) : named).trim().toLowerCase();
     // No stored email holds NUL (PostgreSQL text cannot), so such a login names nobody.
     if (emailKey.length > 320 || password.length > 1024 || emailKey.includes('\0')) throw new UnauthenticatedError();
@@ -125,12 +125,13 @@ export class BasicLogin {
   }
 
   /** The user these exact credentials were verified against within the last minute, if still valid. */
-  private cachedMatch(cacheKey: string, { candidate, apiTokenId }: Found): UserRow | undefined {
+  private cachedMatch(cacheKey: string, { candidate, apiTokenId: apiRowId }: Found): UserRow | undefined {
     const cached = this.cache.get(cacheKey);
     if (!cached) return undefined;
     if (cached.until > Date.now() && candidate?.active && String(candidate.id) === cached.userId) {
       // Valid only while the candidate is still that user, with the very hash (or token row) it was checked against.
-      if (apiTokenId !== undefined ? apiTokenId !== null && apiTokenId === cached.apiTokenId : cached.passwordHash !== undefined && constantTimeEqual(candidate.password_hash, cached.passwordHash)) {
+      // (an API token's row id is no secret: the token itself was matched by its keyed hash in the lookup)
+      if (apiRowId !== undefined ? apiRowId !== null && apiRowId === cached.apiRowId : cached.passwordHash !== undefined && constantTimeEqual(candidate.password_hash, cached.passwordHash)) {
         return candidate;
       }
     }
@@ -147,7 +148,7 @@ export class BasicLogin {
     if (apiTokenId !== undefined) {
       await verifyPassword(password, dummyPasswordHash(), turn);
       if (!candidate?.active || apiTokenId === null) return undefined;
-      this.remember(cacheKey, { userId: String(candidate.id), apiTokenId, until: Date.now() + BASIC_CACHE_TTL_MS });
+      this.remember(cacheKey, { userId: String(candidate.id), apiRowId: apiTokenId, until: Date.now() + BASIC_CACHE_TTL_MS });
       return candidate;
     }
     if (candidate?.active) {
@@ -160,7 +161,7 @@ export class BasicLogin {
     return undefined;
   }
 
-  private remember(cacheKey: string, entry: { userId: string; passwordHash?: string; apiTokenId?: string; until: number }): void {
+  private remember(cacheKey: string, entry: { userId: string; passwordHash?: string; apiRowId?: string; until: number }): void {
     if (this.cache.size >= BASIC_CACHE_MAX) this.cache.clear();
     this.cache.set(cacheKey, entry);
   }
