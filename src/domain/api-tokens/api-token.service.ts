@@ -8,22 +8,13 @@ import { checkOffsetPage, fromTheEnd, type PageSource } from '../pagination';
 import type { Viewer } from '../auth/viewer';
 import { actorOf, describedFor, recordAudit } from '../audit/audit-log.repository';
 import { textField } from '../directory/acting';
+import { apiTokenDetail } from '../events/event-details';
 import { API_TOKEN_PREFIX_LENGTH, type ApiTokenRecord, type ApiTokenRepository } from './api-token.repository';
 
 export type { ApiTokenRecord } from './api-token.repository';
 
 export interface ApiTokenInput {
   description?: unknown;
-}
-
-const isoSeconds = (d: Date | null) => (d === null ? null : d.toISOString().replace(/\.\d{3}Z$/, 'Z'));
-
-/** An event's detail: the token as a list shows it (its first characters only, never the token). */
-function apiTokenDetail(t: ApiTokenRecord): Record<string, unknown> {
-  return {
-    id: Number(t.id), description: t.description, token: `${t.token.slice(0, API_TOKEN_PREFIX_LENGTH)}...`,
-    created_by: t.createdBy === null ? null : Number(t.createdBy), created_at: isoSeconds(t.createdAt), last_used_at: isoSeconds(t.lastUsedAt),
-  };
 }
 
 /**

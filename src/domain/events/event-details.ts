@@ -1,6 +1,7 @@
 import type { OAuthClientRecord } from '../oauth-clients/oauth-client.repository';
 import type { UserRecord } from '../directory/user.repository';
 import type { OAuthTokenRecord } from '../oauth-tokens/oauth-token.record';
+import type { ApiTokenRecord } from '../api-tokens/api-token.repository';
 
 // An event's `detail`: the resource as the REST API shows it (docs/api.md,
 // "Events"), built from the record the change returned. Never a secret or a full
@@ -12,7 +13,7 @@ import type { OAuthTokenRecord } from '../oauth-tokens/oauth-token.record';
 const SHOWN_PREFIX = 10;
 
 /** ISO 8601 UTC with seconds, as the REST API writes times. */
-function isoSeconds(d: Date | null): string | null {
+export function isoSeconds(d: Date | null): string | null {
   return d === null ? null : d.toISOString().replace(/\.\d{3}Z$/, 'Z');
 }
 
@@ -63,4 +64,12 @@ export function changeEvent(changed: readonly string[], previous: Record<string,
   const shown = changed.filter((f) => f in current && f !== 'client_secret');
   const pick = (from: Record<string, unknown>) => Object.fromEntries(shown.map((f) => [f, from[f] ?? null]));
   return { changed_fields: [...changed], previous: pick(previous), current: pick(current) };
+}
+
+/** An API token as a list shows it: its first characters and "...", never the token. */
+export function apiTokenDetail(t: ApiTokenRecord): Record<string, unknown> {
+  return {
+    id: Number(t.id), description: t.description, token: truncated(t.token),
+    created_by: t.createdBy === null ? null : Number(t.createdBy), created_at: isoSeconds(t.createdAt), last_used_at: isoSeconds(t.lastUsedAt),
+  };
 }

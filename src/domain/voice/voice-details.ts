@@ -1,15 +1,14 @@
 import type { AvailabilityRow, LifecycleRow } from './callback-lifecycle.repository';
+import { isoSeconds } from '../events/event-details';
 
 // Events' `detail` of the voice resources: as the REST API shows them (docs/api.md,
 // "Events"), without what needs a query of its own (queue position, history).
-
-const iso = (d: Date | null) => (d === null ? null : d.toISOString().replace(/\.\d{3}Z$/, 'Z'));
 
 export function callbackDetail(r: LifecycleRow): Record<string, unknown> {
   return {
     id: Number(r.id), status: r.status, phone_number_id: Number(r.phoneNumberId), requester_phone_number: r.requesterPhoneNumber,
     group_ids: r.requestedGroupIds.map(Number), agent_id: r.agentId === null ? null : Number(r.agentId), attempts: r.attempts,
-    created_at: iso(r.createdAt), updated_at: iso(r.updatedAt), completed_at: iso(r.completedAt),
+    created_at: isoSeconds(r.createdAt), updated_at: isoSeconds(r.updatedAt), completed_at: isoSeconds(r.completedAt),
   };
 }
 
