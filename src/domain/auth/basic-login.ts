@@ -15,6 +15,11 @@ const THROTTLED = 'Too many failed login attempts; try again later';
 /** Zendesk's API token sign-in names the user "{email}/token" */
 const TOKEN_SUFFIX = '/token';
 
+/** Whether a Basic user name is Zendesk's API-token form, "{email}/token" (then the password is the token). */
+export function namesApiToken(name: string): boolean {
+  return name.length > TOKEN_SUFFIX.length && name.toLowerCase().endsWith(TOKEN_SUFFIX);
+}
+
 /** What the lookup found: the candidate, and for an API token sign-in its token row's id (null: no such live token). */
 interface Found {
   candidate: UserRow | undefined;
@@ -70,7 +75,7 @@ export class BasicLogin {
     const password = decoded.slice(colon + 1);
     const named = decoded.slice(0, colon).trim();
     // Zendesk's API token form: "{email}/token" as the user name, the token as the password
-    const viaToken = named.length > TOKEN_SUFFIX.length && named.toLowerCase().endsWith(TOKEN_SUFFIX);
+    const viaToken = namesApiToken(named);
     const emailKey = (viaToken ? named.slice(0, -TOKEN_SUFFIX.length) : named).trim().toLowerCase();
     // No stored email holds NUL (PostgreSQL text cannot), so such a login names nobody.
     if (emailKey.length > 320 || password.length > 1024 || emailKey.includes('\0')) throw new UnauthenticatedError();

@@ -6,6 +6,7 @@ import type { SignedInUserRecord } from '../../domain/directory/user.repository'
 import { asDomainError, BadRequestError } from '../../domain/errors';
 import { constantTimeEqual, hmacHex, randomUrlSafe } from '../../domain/crypto';
 import { SESSION_SECONDS } from '../../domain/auth/sign-in-session.service';
+import { namesApiToken } from '../../domain/auth/basic-login';
 import { createHostResolver } from '../request-context';
 import { acceptForms } from '../form-body';
 import { errorPage } from './templates';
@@ -46,8 +47,11 @@ export interface SignedIn {
   user: SignedInUserRecord;
 }
 
-/** A password sign-in's outcome: the viewer, or what the login form says (status, message, headers). */
-type SignInOutcome = { viewer: Viewer } | { refused: { status: number; message: string; headers: Record<string, string> } };
+/** Why a sign-in form was refused: what the form says, and its status. */
+export interface SignInRefusal {
+  status: number;
+  message: string;
+}
 
 export interface PageSessions {
   /** the host's base URL (the issuer) and account subdomain */
@@ -57,18 +61,19 @@ export interface PageSessions {
   /** the session's user while the session lives (of `accountId` when given); undefined otherwise */
   signedIn(request: FastifyRequest, accountId?: bigint): Promise<SignedIn | undefined>;
   /**
-   * Email and password as a Basic sign-in (the same throttles, KDF queue and failure
-   * counting): on an account's host (`subdomain`) in that account, else in the account
-   * the email and password name. Never an API token.
+   * A sign-in form's post (CSRF token, email, password): checked as a Basic sign-in (the same
+   * throttles, KDF queue and failure counting; on an account's host (`subdomain`) in that
+   * account, else in the account the email and password name; never an API token), then a
+   * session starts and its cookie is set. Of `accountId` only, when given. Undefined when
+   * signed in; else what the form says (its headers, e.g. Retry-After, already set).
    */
-  verifyPassword(request: FastifyRequest, email: unknown, password: unknown, subdomain: string | undefined): Promise<SignInOutcome>;
-  /** starts a session of the viewer and sets its cookie; false when the user is no longer an active user */
-  startSession(request: FastifyRequest, reply: FastifyReply, viewer: Pick<Viewer, 'accountId' | 'userId'>): Promise<boolean>;
+  signIn(request: FastifyRequest, reply: FastifyReply, form: Record<string, unknown>, where: { subdomain: string | undefined; accountId?: bigint }): Promise<SignInRefusal | undefined>;
   /** ends the request's session server-side (a copy of the cookie is refused from now on) and clears the cookie */
   endSession(request: FastifyRequest, reply: FastifyReply): Promise<void>;
 }
 
-const WRONG = { status: 401, message: 'Wrong email or password.', headers: {} };
+const WRONG: SignInRefusal = { status: 401, message: 'Wrong email or password.' };
+const EXPIRED: SignInRefusal = { status: 403, message: 'Your session expired. Please sign in again.' };
 
 /**
  * Sets up the pages' plugin (encapsulated: the cookie plugin, the form parser and
@@ -104,6 +109,12 @@ export async function pageSessions(fastify: FastifyInstance, { services, hashKey
     return unsigned.valid && unsigned.value ? unsigned.value : undefined;
   };
 
+  const csrfValid = (request: FastifyRequest, presented: unknown): boolean => {
+    const value = request.cookies[CSRF_COOKIE];
+    if (!value || typeof presented !== 'string') return false;
+    return constantTimeEqual(presented, hmacHex(hashKey, `oauth-csrf\0${value}`));
+  };
+
   return {
     resolveHost,
     csrfFor(request, reply) {
@@ -114,11 +125,7 @@ export async function pageSessions(fastify: FastifyInstance, { services, hashKey
       }
       return hmacHex(hashKey, `oauth-csrf\0${value}`);
     },
-    csrfValid(request, presented) {
-      const value = request.cookies[CSRF_COOKIE];
-      if (!value || typeof presented !== 'string') return false;
-      return constantTimeEqual(presented, hmacHex(hashKey, `oauth-csrf\0${value}`));
-    },
+    csrfValid,
     async signedIn(request, accountId) {
       const value = sessionValue(request);
       if (!value) return undefined;
@@ -128,28 +135,30 @@ export async function pageSessions(fastify: FastifyInstance, { services, hashKey
       const user = await services.users.findInAccount({ accountId: session.accountId }, session.userId);
       return user && user.active ? { accountId: session.accountId, user } : undefined;
     },
-    async verifyPassword(request, email, password, subdomain) {
+    async signIn(request, reply, form, { subdomain, accountId }) {
+      if (!csrfValid(request, form.csrf_token)) return EXPIRED;
+      const { email, password } = form;
       // "email/token" would sign in with an API token as the password: the pages take passwords only
-      if (typeof email !== 'string' || typeof password !== 'string' || !email || !password || email.includes(':') || /\/token$/i.test(email)) return { refused: WRONG };
+      if (typeof email !== 'string' || typeof password !== 'string' || !email || !password || email.includes(':') || namesApiToken(email)) return WRONG;
+      let viewer: Viewer | null;
       try {
-        const viewer = await services.authenticator.authenticate({
+        viewer = await services.authenticator.authenticate({
           authorization: `Basic ${Buffer.from(`${email}:${password}`).toString('base64')}`,
           address: request.ip,
           subdomain,
         });
-        return viewer && viewer.via === 'basic' ? { viewer } : { refused: WRONG };
       } catch (err) {
         const known = asDomainError(err);
         if (!known) throw err;
         const answer = loginErrorFor(known);
-        return { refused: { status: answer.status, message: answer.message, headers: answer.headers } };
+        reply.headers(answer.headers);
+        return { status: answer.status, message: answer.message };
       }
-    },
-    async startSession(request, reply, viewer) {
+      if (!viewer || viewer.via !== 'basic' || (accountId !== undefined && viewer.accountId !== accountId)) return WRONG;
       const value = await services.signInSessions.start(viewer);
-      if (value === null) return false;
+      if (value === null) return WRONG;
       reply.setCookie(SESSION_COOKIE, value, { ...cookieOptions(request), signed: true, maxAge: SESSION_SECONDS });
-      return true;
+      return undefined;
     },
     async endSession(request, reply) {
       const value = sessionValue(request);

@@ -80,14 +80,8 @@ export function accountPagesRoutes(fastify: FastifyInstance, services: Services,
 
   fastify.post(`${APPS}/login`, async (request, reply) => {
     const body = (request.body ?? {}) as Record<string, unknown>;
-    const email = typeof body.email === 'string' ? body.email : undefined;
-    if (!kit.csrfValid(request, body.csrf_token)) return showLogin(request, reply, 403, EXPIRED, email);
-    const outcome = await kit.verifyPassword(request, body.email, body.password, hostSubdomain(request));
-    if ('refused' in outcome) {
-      reply.headers(outcome.refused.headers);
-      return showLogin(request, reply, outcome.refused.status, outcome.refused.message, email);
-    }
-    if (!(await kit.startSession(request, reply, outcome.viewer))) return showLogin(request, reply, 401, 'Wrong email or password.', email);
+    const refusal = await kit.signIn(request, reply, body, { subdomain: hostSubdomain(request) });
+    if (refusal) return showLogin(request, reply, refusal.status, refusal.message, typeof body.email === 'string' ? body.email : undefined);
     return reply.redirect(APPS, 303);
   });
 

@@ -92,18 +92,10 @@ export function authorizeRoutes(fastify: FastifyInstance, services: Services, ki
     const params = requestParams(body);
     const req = await check(request, reply, params);
     if (!req) return reply;
-    const email = typeof body.email === 'string' ? body.email : undefined;
-    if (!kit.csrfValid(request, body.csrf_token)) return showLogin(request, reply, req, params, 403, 'Your session expired. Please sign in again.', email);
     // as a Basic request on the client's account's subdomain: the same throttles, KDF queue and one verification
     const account = await services.accounts.find({ accountId: req.client.accountId });
-    const outcome = await kit.verifyPassword(request, body.email, body.password, account?.subdomain);
-    if ('refused' in outcome) {
-      reply.headers(outcome.refused.headers);
-      return showLogin(request, reply, req, params, outcome.refused.status, outcome.refused.message, email);
-    }
-    if (outcome.viewer.accountId !== req.client.accountId || !(await kit.startSession(request, reply, outcome.viewer))) {
-      return showLogin(request, reply, req, params, 401, 'Wrong email or password.', email);
-    }
+    const refusal = await kit.signIn(request, reply, body, { subdomain: account?.subdomain, accountId: req.client.accountId });
+    if (refusal) return showLogin(request, reply, req, params, refusal.status, refusal.message, typeof body.email === 'string' ? body.email : undefined);
     return reply.redirect(`${BASE}/new?${new URLSearchParams(params).toString()}`, 303);
   });
 
