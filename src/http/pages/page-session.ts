@@ -48,7 +48,7 @@ export interface SignedIn {
 }
 
 /** Why a sign-in form was refused: what the form says, and its status. */
-export interface SignInRefusal {
+interface SignInRefusal {
   status: number;
   message: string;
 }
