@@ -101,14 +101,10 @@ export class AccountService {
 
   async updateSettings(acting: Acting, input: AccountSettingsInput): Promise<AccountRecord> {
     const v = new Validator();
-    const raw = input.omnichannelRouting;
-    const changes: AccountSettingsChanges = {
-      omnichannelRouting: raw === null ? (v.add('omnichannel_routing', 'InvalidValue', 'Omnichannel routing: must be true or false'), undefined) : booleanField(v, 'omnichannel_routing', 'Omnichannel routing', raw),
-    };
+    // (null is refused as any other non-boolean: a setting is never unset)
+    const changes: AccountSettingsChanges = { omnichannelRouting: booleanField(v, 'omnichannel_routing', 'Omnichannel routing', input.omnichannelRouting) };
     for (const s of INTEGER_SETTINGS) changes[s.key] = integerSetting(v, s, input[s.key]);
-    changes.apiTokenAccess = input.apiTokenAccess === null
-      ? (v.add('api_token_access', 'InvalidValue', 'Api token access: must be true or false'), undefined)
-      : booleanField(v, 'api_token_access', 'Api token access', input.apiTokenAccess);
+    changes.apiTokenAccess = booleanField(v, 'api_token_access', 'Api token access', input.apiTokenAccess);
     v.throwIfAny();
     return tenantTransaction(this.db, async (sql) => {
       const accounts = this.repos(sql).accounts;
