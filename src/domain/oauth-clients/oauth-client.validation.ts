@@ -90,6 +90,23 @@ function writtenAuthority(uri: string, prefix: string): { host: string; port?: s
  * app (reverse domain name, `com.example.app:/cb`). No userinfo, fragment, wildcard,
  * backslash, whitespace, control, bidi or invisible character.
  */
+/**
+ * The rules of an http(s) URL (a redirect URI, a logo URL), parsed as `url`: written
+ * `scheme://host…` as browsers keep it, no userinfo, `http` only on loopback.
+ */
+function webUrlProblem(uri: string, scheme: 'http' | 'https', url: URL): string | null {
+  const prefix = `${scheme}://`;
+  if (!uri.startsWith(prefix)) return `must be written ${prefix}host/…`;
+  const written = writtenAuthority(uri, prefix);
+  if (typeof written === 'string') return written;
+  if (scheme === 'http') {
+    return LOOPBACK.has(written.host) && url.hostname === written.host ? null : 'may use http only for localhost, 127.0.0.1 or [::1]';
+  }
+  // 2130706433, 0x7f.1, 127.1, %61pp.example.com, [0::1]…: the host a browser would
+  // reach is not the one written. Only letter case may change.
+  return url.hostname === written.host.toLowerCase() ? null : 'must write its host in canonical form';
+}
+
 function redirectUriProblem(uri: string): string | null {
   if (uri.length > MAX_URI_LENGTH) return `is too long (maximum is ${MAX_URI_LENGTH} characters)`;
   // PostgreSQL text cannot hold NUL, and no URI contains control characters (RFC 3986).
@@ -112,18 +129,7 @@ function redirectUriProblem(uri: string): string | null {
   }
 
   const lower = scheme.toLowerCase();
-  if (lower === 'https' || lower === 'http') {
-    const prefix = `${lower}://`;
-    if (!uri.startsWith(prefix)) return `must be written ${prefix}host/…`;
-    const written = writtenAuthority(uri, prefix);
-    if (typeof written === 'string') return written;
-    if (lower === 'http') {
-      return LOOPBACK.has(written.host) && url.hostname === written.host ? null : 'may use http only for localhost, 127.0.0.1 or [::1]';
-    }
-    // 2130706433, 0x7f.1, 127.1, %61pp.example.com, [0::1]…: the host a browser would
-    // reach is not the one written. Only letter case may change.
-    return url.hostname === written.host.toLowerCase() ? null : 'must write its host in canonical form';
-  }
+  if (lower === 'https' || lower === 'http') return webUrlProblem(uri, lower, url);
 
   if (['javascript', 'data', 'file', 'vbscript', 'blob', 'about'].includes(lower)) return `must not use the ${lower} scheme`;
   if (!PRIVATE_USE_SCHEME.test(scheme)) return ALLOWED;
@@ -150,12 +156,7 @@ function logoUrlProblem(uri: string): string | null {
   } catch {
     return 'must be an absolute https:// URL';
   }
-  const prefix = `${lower}://`;
-  if (!uri.startsWith(prefix)) return `must be written ${prefix}host/…`;
-  const written = writtenAuthority(uri, prefix);
-  if (typeof written === 'string') return written;
-  if (lower === 'http') return LOOPBACK.has(written.host) && url.hostname === written.host ? null : 'may use http only for localhost, 127.0.0.1 or [::1]';
-  return url.hostname === written.host.toLowerCase() ? null : 'must write its host in canonical form';
+  return webUrlProblem(uri, lower, url);
 }
 
 /** An optional text field: null, or "" after trimming, stores null. */
@@ -188,11 +189,8 @@ export function validateOAuthClient(input: OAuthClientInput, partial: boolean): 
   }
 
   if (input.company !== undefined) {
-    if (input.company === null) out.company = null;
-    else if (typeof input.company !== 'string') invalid('company', MUST_BE.string);
-    else if (input.company.includes('\0')) invalid('company', 'must not contain NUL characters');
-    else if (input.company.trim().length > 255) v.add('company', 'TooLong', 'Company: is too long (maximum is 255 characters)');
-    else out.company = input.company.trim() || null;
+    const c = optionalText(v, 'company', input.company, 255);
+    if (c !== undefined) out.company = c;
   }
 
   if (input.clientType !== undefined && input.clientType !== null) {
