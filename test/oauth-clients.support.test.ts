@@ -172,6 +172,27 @@ describe('Zendesk Support aliases on the OAuth client routes', () => {
       expect((await create(acme.admin, { name: 'Ignored', scopes: 'read', redirect_uris: REDIRECT, client_identifier: 5 })).status).toBe(201);
     });
 
+    it('a null redirect_uris or redirect_uri is refused on update, never read as "absent"; a null type or identifier is "unchanged" in both spellings', async () => {
+      const made = await create(acme.admin, supportBody('acme.nulls'));
+      expect(made.status).toBe(201);
+      const before = await stored(acme.admin, made.json.id);
+      // redirect URIs are required: null is refused, named as the stored field (as any refused Support value is)
+      for (const field of ['redirect_uris', 'redirect_uri']) {
+        for (const body of [{ [field]: null }, { client: { [field]: null } }]) {
+          const res = await update(acme.admin, made.json.id, body);
+          expect({ field, status: res.status, error: res.json.error }).toEqual({ field, status: 422, error: 'RecordInvalid' });
+          expect(Object.keys(res.json.details)).toEqual(['redirect_uris']);
+        }
+      }
+      expect(await stored(acme.admin, made.json.id)).toEqual(before);
+      // a null type or identifier counts as not given, in both spellings alike (docs/api.md, "OAuth clients")
+      for (const field of ['client_type', 'kind', 'identifier']) {
+        const res = await update(acme.admin, made.json.id, { client: { [field]: null } });
+        expect({ field, status: res.status }).toEqual({ field, status: 200 });
+      }
+      expect(await stored(acme.admin, made.json.id)).toEqual(before);
+    });
+
     it('a body in our vocabulary still needs scopes; a Support body without scopes gets "read write"', async () => {
       const ours = await create(acme.admin, { name: 'No scopes', redirect_uris: REDIRECT });
       expect(ours.status).toBe(422);

@@ -111,8 +111,9 @@ function clientInput(fields: Fields<typeof CLIENT_FIELDS>, create: boolean) {
     ])));
   }
   const { name, company, scopes, description, identifier } = fields;
-  const type = fields.client_type ?? fields.kind;
-  const uris = fields.redirect_uris ?? fields.redirect_uri;
+  // Either spelling, whichever was given: a null in ours stays null (and is refused), not "absent"
+  const type = given('client_type') ? fields.client_type : fields.kind;
+  const uris = given('redirect_uris') ? fields.redirect_uris : fields.redirect_uri;
   const supportScopes = create && scopes === undefined && SUPPORT_ONLY.some(given) ? 'read write' : scopes;
   return {
     name, company, description, scopes: supportScopes, clientIdentifier: identifier, logoUrl: fields.logo_url,
