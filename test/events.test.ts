@@ -1,10 +1,13 @@
 import { basicClientAuth, REDIRECT, RFC7636, startOAuthStack, type OAuthStack, type RegisteredClient } from './helpers/oauth-server';
 import type { TestUser } from './helpers/test-app';
+import { eventType } from '../src/domain/events/event-types';
+import { insertWebhook } from './helpers/webhook-rows';
 
 // The events of docs/api.md, "Events": each change made through the API writes
-// exactly one event (a refresh rotation two) in Zendesk's envelope, with its
-// event.published job and a NOTIFY on channel `events`, in the change's
-// transaction. Statement counts, rollbacks and what a change that fails writes:
+// exactly one event (a refresh rotation two) in Zendesk's envelope, with a NOTIFY
+// on channel `events` and, when an active webhook of the account subscribes to its
+// type (the admin's account has one for every type), its event.published job, in
+// the change's transaction. Statement counts, rollbacks and what a change that fails writes:
 // test/events.atomicity.test.ts.
 
 jest.setTimeout(120_000);
@@ -35,6 +38,8 @@ beforeAll(async () => {
   s = await startOAuthStack();
   admin = s.admin;
   unlisten = await s.ctx.db.listen('events', (payload) => payload !== undefined && notified.push(payload));
+  // no job engine runs here: the fan-out jobs stay for the tests to read
+  await insertWebhook(s.ctx.db.sql, admin.accountId);
 });
 
 afterAll(async () => {
@@ -278,6 +283,34 @@ describe('callback requests', () => {
       routed_group_ids: [Number(group.id)], status: 'queued', queue_position: 1, created_by_id: Number(agent.id),
       created_at: stored.createdAt.toISOString().replace(/\.\d{3}Z$/, 'Z'),
     });
+  });
+});
+
+describe('the fan-out job is written only for a subscribed, active webhook', () => {
+  it('an account without one gets the event and its NOTIFY, but no job; with one, each event of a subscribed type gets its job', async () => {
+    const account = await s.ctx.createAccount();
+    const owner = await s.ctx.createUser(account, 'admin');
+    const jobsOf = async () => (await s.ctx.db.sql<{ event_id: string }>(
+      "SELECT payload->>'event_id' AS event_id FROM jobs WHERE kind = 'event.published' AND account_id = $1", [String(account)],
+    )).map((j) => j.event_id);
+    const created = async (name: string) => {
+      const res = await rest('POST', '/api/v2/oauth/clients', { name, scopes: 'read', redirect_uris: [REDIRECT] }, owner);
+      expect(res.statusCode).toBe(201);
+      const [row] = await s.ctx.db.sql<{ id: string }>('SELECT id::text AS id FROM events WHERE account_id = $1 AND subject = $2', [String(account), `zen:oauth_client:${res.json().id}`]);
+      const deadline = Date.now() + 5000;
+      while (!notified.includes(row.id) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+      expect(notified).toContain(row.id);
+      return row.id;
+    };
+    await created('No webhook');
+    // another account's webhook, an inactive one, and one subscribed to other types write no job either
+    await insertWebhook(s.ctx.db.sql, account, [eventType('oauth_client.created')], 'inactive');
+    await insertWebhook(s.ctx.db.sql, account, [eventType('oauth_client.deleted'), eventType('user.created')]);
+    await created('Not subscribed');
+    expect(await jobsOf()).toEqual([]);
+    await insertWebhook(s.ctx.db.sql, account, [eventType('oauth_client.created')]);
+    const subscribed = await created('Subscribed');
+    expect(await jobsOf()).toEqual([subscribed]);
   });
 });
 

@@ -6,9 +6,11 @@ import { eventType, type EventName } from './event-types';
 // envelope. Rows are written only by the code that writes the change's audit
 // record, in the same statement (recordAudit, and eventCtes beside auditCte for
 // the changes made in one statement), so a change and its event commit or roll
-// back together. Each event also writes, in that statement, its
-// `event.published` job (the webhooks' fan-out) and a NOTIFY on channel
-// `events` with its id (delivered at commit, and only then).
+// back together. Each event also sends, in that statement, a NOTIFY on channel
+// `events` with its id (delivered at commit, and only then: the live feed), and
+// writes its `event.published` job (the webhooks' fan-out) when the account has an
+// active webhook subscribed to its type. An account without one pays no job: no
+// row, no wake-up of the engines, no fan-out statement (bench scenario 10 doubled).
 
 /** Zendesk's event schema version (its envelope's `zendesk_event_version`). */
 export const ZENDESK_EVENT_VERSION = '2022-06-20';
@@ -42,14 +44,19 @@ export interface EventEnvelope {
 
 const INSERT_INTO = 'INSERT INTO events (account_id, type, subject, detail, event, zendesk_event_version) ';
 
+/** What the INSERT INTO events of every statement returns: the new row's id, account and type, and its NOTIFY sent (once per row). */
+const RETURNING = `RETURNING id, account_id, type, pg_notify('${EVENTS_CHANNEL}', id::text) AS notified`;
+
 /**
- * The job and the NOTIFY of each row of CTE `ev` (events' id and account_id):
- * the tail of every statement that writes events. The lateral pg_notify runs once
- * per row; PostgreSQL folds the repeated `jobs` wake-up into one.
+ * The fan-out job of each row of CTE `ev` (RETURNING's columns) that an active
+ * webhook of its account subscribes to (the fan-out's own rule, webhook-invocation.repository.ts):
+ * the tail of every statement that writes events. PostgreSQL folds the repeated
+ * `jobs` wake-up into one.
  */
 const publishCte = (ev: string) =>
-  `INSERT INTO jobs (account_id, kind, payload) SELECT ${ev}.account_id, '${EVENT_PUBLISHED_JOB}', jsonb_build_object('event_id', ${ev}.id) ` +
-  `FROM ${ev} CROSS JOIN LATERAL (SELECT pg_notify('${EVENTS_CHANNEL}', ${ev}.id::text) AS e, pg_notify('jobs', '') AS j) AS notified`;
+  `INSERT INTO jobs (account_id, kind, payload) SELECT ${ev}.account_id, '${EVENT_PUBLISHED_JOB}', jsonb_build_object('event_id', ${ev}.id) FROM ${ev} ` +
+  `WHERE EXISTS (SELECT 1 FROM webhooks w WHERE w.account_id = ${ev}.account_id AND w.status = 'active' AND ${ev}.type = ANY(w.subscriptions)) ` +
+  `RETURNING pg_notify('jobs', '') AS notified`;
 
 /**
  * recordAudit's events: CTEs `events_written` and `events_published` over the
@@ -59,7 +66,7 @@ const publishCte = (ev: string) =>
 export function recordedEventsCtes(p: number): string {
   return (
     `events_written AS (${INSERT_INTO}SELECT $1, e.type, e.subject, e.detail, e.event, '${ZENDESK_EVENT_VERSION}' ` +
-    `FROM jsonb_to_recordset($${p}::jsonb) AS e(type text, subject text, detail jsonb, event jsonb) RETURNING id, account_id), ` +
+    `FROM jsonb_to_recordset($${p}::jsonb) AS e(type text, subject text, detail jsonb, event jsonb) ${RETURNING}), ` +
     `events_published AS (${publishCte('events_written')})`
   );
 }
@@ -87,7 +94,7 @@ export interface EventRowSql {
 export function eventCtes(name: string, from: string, event: EventName, resource: string, row: EventRowSql): string {
   return (
     `${name} AS (${INSERT_INTO}SELECT ${row.accountId}, '${eventType(event)}', 'zen:${resource}:' || ${row.subjectId}, ${row.detail}, ` +
-    `${row.event ?? "'{}'::jsonb"}, '${ZENDESK_EVENT_VERSION}' FROM ${from} RETURNING id, account_id), ` +
+    `${row.event ?? "'{}'::jsonb"}, '${ZENDESK_EVENT_VERSION}' FROM ${from} ${RETURNING}), ` +
     `${name}_published AS (${publishCte(name)})`
   );
 }
