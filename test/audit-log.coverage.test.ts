@@ -1107,10 +1107,11 @@ describe('audit log: every change to clients, tokens and the directory writes it
         ['GraphQL createOAuthToken', () => k.token(c.id), 2],
         ['REST DELETE /oauth/tokens/{id}', async () => k.rest(admin, 'DELETE', `/api/v2/oauth/tokens/${(await k.token(c.id)).id}`), 2 + 2],
         ['REST DELETE /oauth/tokens/current (Bearer)', () => k.rest(bearer(own.token), 'DELETE', '/api/v2/oauth/tokens/current'), 2],
-        // the client's lookup (1) + the token with its record (1)
-        ['client_credentials', () => k.grant(confidential, { grant_type: 'client_credentials' }).then((r) => k.issued.push(r.body.access_token)), 2],
-        ['refresh_token', () => k.grant(confidential, { grant_type: 'refresh_token', refresh_token: flow.refresh_token }).then((r) => k.issued.push(r.body.access_token, r.body.refresh_token)), 2],
-        // the client, the token's lookup, the revocation with its record
+        // the client from the grant cache (its check in the statement) + the token with its record: one statement
+        ['client_credentials', () => k.grant(confidential, { grant_type: 'client_credentials' }).then((r) => k.issued.push(r.body.access_token)), 1],
+        ['refresh_token', () => k.grant(confidential, { grant_type: 'refresh_token', refresh_token: flow.refresh_token }).then((r) => k.issued.push(r.body.access_token, r.body.refresh_token)), 1],
+        ['/oauth/introspect', () => s.post('/oauth/introspect', { token: flow.access_token }, { authorization: basicClientAuth(confidential.identifier, confidential.secret) }), 1],
+        // the client (never from the cache), the token's lookup, the revocation with its record
         ['/oauth/revoke (access token)', () => s.post('/oauth/revoke', { token: flow.access_token }, { authorization: basicClientAuth(confidential.identifier, confidential.secret) }), 3],
       ];
       for (const [what, send, statements] of cases) expect({ what, statements: await counted(send) }).toEqual({ what, statements });

@@ -63,6 +63,8 @@ export interface LiveSecret {
   hash: string;
   /** last used more than a minute ago (or never): worth recording this use */
   stale: boolean;
+  /** when it stops working (epoch milliseconds; a previous secret in its grace period), null for the current one */
+  expiresAt: number | null;
 }
 
 /**
@@ -174,10 +176,11 @@ export class OAuthClientRepository {
    * an account that takes the same one later can never take over an integration.
    */
   async findByIdentifier(identifier: string, subdomain?: string): Promise<{ client: OAuthClientRecord; secrets: LiveSecret[] } | null> {
-    const [row] = await this.db.crossTenant<SqlRow & { secrets: [string, string, boolean][] | null }>(
+    const [row] = await this.db.crossTenant<SqlRow & { secrets: [string, string, boolean, number | null][] | null }>(
       'clientIdentifier',
       `SELECT ${COLUMNS},
-              (SELECT json_agg(json_build_array(s.id::text, s.secret_hash, s.last_used_at IS NULL OR s.last_used_at < now() - interval '60 seconds') ORDER BY s.id DESC)
+              (SELECT json_agg(json_build_array(s.id::text, s.secret_hash, s.last_used_at IS NULL OR s.last_used_at < now() - interval '60 seconds',
+                                                floor(extract(epoch FROM s.expires_at) * 1000)) ORDER BY s.id DESC)
                  FROM oauth_client_secrets s WHERE s.client_id = c.id AND (s.expires_at IS NULL OR s.expires_at > now())) AS secrets
          FROM oauth_clients c
         WHERE c.identifier = $1 AND ($2::text IS NULL OR c.account_id = (SELECT a.id FROM accounts a WHERE a.subdomain = $2::text))
@@ -185,6 +188,6 @@ export class OAuthClientRepository {
       [identifier, subdomain ?? null],
     );
     if (!row) return null;
-    return { client: toRecord(row), secrets: (row.secrets ?? []).map(([id, hash, stale]) => ({ id: BigInt(id), hash, stale })) };
+    return { client: toRecord(row), secrets: (row.secrets ?? []).map(([id, hash, stale, expiresAt]) => ({ id: BigInt(id), hash, stale, expiresAt })) };
   }
 }

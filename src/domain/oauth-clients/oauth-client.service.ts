@@ -9,6 +9,7 @@ import { actorOf, describedFor, recordAudit } from '../audit/audit-log.repositor
 import { changeEvent, clientDetail } from '../events/event-details';
 import { isUniqueViolation } from '../directory/user-fields';
 import { validateOAuthClient, type OAuthClientInput } from './oauth-client.validation';
+import { ClientGrantCache, type ClientCheck } from './client-grant-cache';
 import type { NewSecret, OAuthClientRecord, OAuthClientRepository } from './oauth-client.repository';
 import { MAX_GRACE_PERIOD_SECONDS, type OAuthClientSecretRecord, type OAuthClientSecretRepository } from './oauth-client-secret.repository';
 
@@ -22,7 +23,12 @@ const identifierTaken = () =>
 export interface ClientForGrant {
   client: OAuthClientRecord;
   secretMatched: boolean;
+  /** found in the cache: what the statement that uses the client must check first (clientCheckSql) */
+  check?: ClientCheck;
 }
+
+/** The cache's key: the identifier on the host it was presented on (the plain host and each subdomain may name different clients). */
+const grantCacheKey = (identifier: string, subdomain?: string) => `${subdomain ?? ''}\n${identifier}`;
 
 /**
  * OAuth clients of the viewer's account (docs/api.md, "OAuth clients"): validation, secrets, and
@@ -36,6 +42,7 @@ export class OAuthClientService {
     private readonly secrets: OAuthClientSecretRepository,
     private readonly repos: RepositoryFactory,
     private readonly hashKey: Buffer,
+    private readonly grantCache = new ClientGrantCache(),
   ) {}
 
   private newSecret(): NewSecret {
@@ -201,18 +208,31 @@ export class OAuthClientService {
    * of its live secrets (current, or previous in its grace period). Every live
    * secret is compared, in constant time, and an unknown client costs the same
    * comparison. A match is recorded as the secret's last use, at most once a minute.
+   * `cached` (client_credentials, refresh_token, introspection): a client that matched is
+   * kept a minute (client-grant-cache.ts) and found there next; the caller's statement
+   * then checks it still holds (`check`).
    * With `subdomain`, a client of another account is not found (as an unknown one).
    */
-  async findForGrant(identifier: string, secret: string | undefined, subdomain?: string): Promise<ClientForGrant | null> {
-    const found = await this.clients.findByIdentifier(identifier, subdomain);
+  async findForGrant(identifier: string, secret: string | undefined, subdomain?: string, cached = false): Promise<ClientForGrant | null> {
     const presented = hmacHex(this.hashKey, secret ?? '');
-    const candidates = found?.secrets.length ? found.secrets : [{ id: 0n, hash: '0'.repeat(presented.length), stale: false }];
+    const key = grantCacheKey(identifier, subdomain);
+    // a cached client (client-grant-cache.ts): the statement that uses it checks it still holds
+    const hit = cached && secret !== undefined ? this.grantCache.match(key, presented) : undefined;
+    if (hit) return { client: hit.client, secretMatched: true, check: hit.check };
+    const found = await this.clients.findByIdentifier(identifier, subdomain);
+    const candidates = found?.secrets.length ? found.secrets : [{ id: 0n, hash: '0'.repeat(presented.length), stale: false, expiresAt: null }];
     let matched: (typeof candidates)[number] | undefined;
     for (const candidate of candidates) if (constantTimeEqual(presented, candidate.hash)) matched = candidate;
     if (!found) return null;
     const secretMatched = secret !== undefined && matched !== undefined && found.secrets.length > 0;
     if (secretMatched && matched!.stale) await this.secrets.touch(found.client, matched!.id);
+    if (secretMatched && cached) this.grantCache.store(key, found.client, found.secrets);
     return { client: found.client, secretMatched };
+  }
+
+  /** Drops the cached client of `identifier` on that host: its statement found it changed (the caller looks it up again). */
+  forgetForGrant(identifier: string, subdomain?: string): void {
+    this.grantCache.forget(grantCacheKey(identifier, subdomain));
   }
 
   /** Does `secret` belong to the client `identifier` (current, or previous in its grace period)? */

@@ -1,4 +1,5 @@
 import type { OAuthClientRecord } from '../oauth-clients/oauth-client.service';
+import { StaleClientError, type ClientCheck } from '../oauth-clients/client-grant-cache';
 import type { RequestOrigin } from '../auth/viewer';
 import { InvalidClientError, InvalidRequestError } from './oauth-errors';
 import { param, type Params } from './params';
@@ -24,7 +25,10 @@ export interface AuthenticatedClient {
   /** a live secret of the client was presented */
   authenticated: boolean;
   viaBasic: boolean;
+  /** the client came from the grant cache: the statement that uses it checks this first (clientCheckSql), and throws StaleClientError when it no longer holds */
+  check?: ClientCheck;
 }
+
 
 const IDENTIFIER = /^[\x21-\x7e]{1,200}$/;
 
@@ -49,7 +53,7 @@ function basicCredentials(header: string): { id: string; secret: string } {
  * secret presented is refused (introspection, client_credentials); otherwise a
  * confidential client must present one and a public client may not.
  */
-export async function authenticateClient(deps: OAuthServerDeps, request: ProtocolRequest, requireSecret = false): Promise<AuthenticatedClient> {
+export async function authenticateClient(deps: OAuthServerDeps, request: ProtocolRequest, requireSecret = false, cached = false): Promise<AuthenticatedClient> {
   const viaBasic = request.authorization !== undefined && request.authorization.trim() !== '';
   const bodyId = param(request.params, 'client_id');
   const bodySecret = param(request.params, 'client_secret');
@@ -64,11 +68,29 @@ export async function authenticateClient(deps: OAuthServerDeps, request: Protoco
   }
   if (id === undefined) throw new InvalidClientError('Client authentication failed: client_id is required', viaBasic);
   if (!IDENTIFIER.test(id)) throw new InvalidClientError('Client authentication failed', viaBasic);
-  const found = await deps.clients.findForGrant(id, secret, request.subdomain);
+  const found = await deps.clients.findForGrant(id, secret, request.subdomain, cached);
   if (!found) throw new InvalidClientError('Client authentication failed', viaBasic);
   if (secret !== undefined && !found.secretMatched) throw new InvalidClientError('Client authentication failed', viaBasic);
   if (!found.secretMatched && (requireSecret || found.client.clientType === 'confidential')) {
     throw new InvalidClientError('Client authentication failed: this client must authenticate with its client_secret', viaBasic);
   }
-  return { client: found.client, authenticated: found.secretMatched, viaBasic };
+  return { client: found.client, authenticated: found.secretMatched, viaBasic, check: found.check };
+}
+
+/**
+ * Runs `use` with the request's client, from the grant cache when it holds it
+ * (client-grant-cache.ts); when the statement finds the cached client changed, once
+ * more with the client looked up again, as without the cache.
+ */
+export async function withClient<T>(
+  deps: OAuthServerDeps, request: ProtocolRequest, requireSecret: boolean, use: (client: AuthenticatedClient) => Promise<T>,
+): Promise<T> {
+  const client = await authenticateClient(deps, request, requireSecret, true);
+  try {
+    return await use(client);
+  } catch (err) {
+    if (!(err instanceof StaleClientError)) throw err;
+    deps.clients.forgetForGrant(client.client.identifier, request.subdomain);
+    return use(await authenticateClient(deps, request, requireSecret, false));
+  }
 }

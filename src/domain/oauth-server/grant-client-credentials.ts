@@ -13,18 +13,18 @@ import { ACCESS_LIFETIME, newGrantToken, type OAuthServerDeps } from './oauth-se
  */
 export async function clientCredentialsGrant(
   deps: OAuthServerDeps,
-  { client, authenticated }: AuthenticatedClient,
+  { client, authenticated, check }: AuthenticatedClient,
   params: Params,
   origin: RequestOrigin,
 ): Promise<TokenResponse> {
   if (client.clientType !== 'confidential' || !authenticated) throw new UnauthorizedClientError('client_credentials is for confidential clients only');
   const scopes = grantedScopes(param(params, 'scope'), client.scopes);
   const expiresIn = lifetimeParam(params, 'expires_in', ACCESS_LIFETIME);
-  // one statement: the live-token limit, the token and its audit record (the client's agent is the actor)
+  // one statement: the cached client's check, the live-token limit, the token and its audit record (the client's agent is the actor)
   const limit = deps.limits.oauthClientLiveTokens;
   const { record, live, freesAt } = await deps.tokens.issueForClient(client, client.id, scopes, newGrantToken(deps.hashKey, expiresIn), {
     origin, description: `Issued by the client_credentials grant for client ${client.id}`,
-  }, limit);
+  }, limit, check);
   if (!record && live >= limit) {
     const retryAfter = Math.max(1, Math.ceil(((freesAt?.getTime() ?? Date.now()) - Date.now()) / 1000));
     throw new LiveLimitError(`This client already holds ${limit} live client_credentials tokens: reuse them until they expire`, retryAfter);

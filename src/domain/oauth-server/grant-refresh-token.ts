@@ -13,7 +13,7 @@ import { ACCESS_LIFETIME, REFRESH_LIFETIME, newGrantToken, revokeFamily, type OA
  * is issued, with the original scopes or fewer. A refresh token presented after
  * it was rotated is a replay: its whole grant is revoked (RFC 9700 §2.2.2).
  */
-export async function refreshTokenGrant(deps: OAuthServerDeps, { client }: AuthenticatedClient, params: Params, origin: RequestOrigin): Promise<TokenResponse> {
+export async function refreshTokenGrant(deps: OAuthServerDeps, { client, check }: AuthenticatedClient, params: Params, origin: RequestOrigin): Promise<TokenResponse> {
   const presented = requiredParam(params, 'refresh_token');
   const scopeParam = param(params, 'scope');
   const scopes = scopeParam === undefined || scopeParam.trim() === '' ? undefined : [...new Set(scopeParam.trim().split(/\s+/))];
@@ -23,14 +23,14 @@ export async function refreshTokenGrant(deps: OAuthServerDeps, { client }: Authe
   const refreshExpiresIn = lifetimeParam(params, 'refresh_token_expires_in', REFRESH_LIFETIME);
   const hash = hmacHex(deps.hashKey, presented);
 
-  // one statement: the rotation and the new token's audit record ("…; rotated token <old id>")
+  // one statement: the cached client's check, the rotation and the new token's audit record ("…; rotated token <old id>")
   const record = await deps.tokens.rotateRefresh(client, hash, client.id, scopes, newGrantToken(deps.hashKey, expiresIn, refreshExpiresIn), {
     origin, description: `Issued by the refresh_token grant for client ${client.id}; rotated token `,
-  });
+  }, check);
   if (record) return tokenResponse(record, { expiresIn, refreshExpiresIn });
 
-  // Nothing rotated: say why, and revoke the family of a replayed token.
-  const found = await deps.tokens.findByEitherHash(client, hash);
+  // Nothing rotated: say why (StaleClientError when the cached client no longer holds), and revoke the family of a replayed token.
+  const found = await deps.tokens.findByEitherHash(client, hash, check);
   if (!found || found.kind !== 'refresh' || found.clientId !== client.id) throw new InvalidGrantError('The refresh token is invalid');
   if (found.refreshUsed) {
     if (found.grantId !== null) {

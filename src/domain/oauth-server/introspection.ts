@@ -1,5 +1,6 @@
 import { hmacHex } from '../crypto';
-import { authenticateClient, type ProtocolRequest } from './client-authentication';
+import { withClient, type ProtocolRequest } from './client-authentication';
+import type { PresentedHashRow } from '../oauth-tokens/oauth-token.types';
 import { requiredParam } from './params';
 import type { OAuthServerDeps } from './oauth-server.deps';
 
@@ -16,10 +17,15 @@ const seconds = (d: Date) => Math.floor(d.getTime() / 1000);
  * is {"active": false}.
  */
 export async function introspectionEndpoint(deps: OAuthServerDeps, request: ProtocolRequest): Promise<IntrospectionResponse> {
-  const { client } = await authenticateClient(deps, request, true);
-  const token = requiredParam(request.params, 'token');
-  const found = await deps.tokens.findByEitherHash(client, hmacHex(deps.hashKey, token));
-  if (!found || !found.live || found.accountId !== client.accountId) return { active: false };
+  return withClient(deps, request, true, async ({ client, check }) => {
+    const token = requiredParam(request.params, 'token');
+    // one statement: the token, and the cached client's check (StaleClientError when it fails)
+    return introspected(client.accountId, await deps.tokens.findByEitherHash(client, hmacHex(deps.hashKey, token), check));
+  });
+}
+
+function introspected(accountId: bigint, found: PresentedHashRow | null): IntrospectionResponse {
+  if (!found || !found.live || found.accountId !== accountId) return { active: false };
   const body: IntrospectionResponse = {
     active: true,
     scope: found.scopes.join(' '),

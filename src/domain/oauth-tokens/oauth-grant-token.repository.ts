@@ -1,6 +1,7 @@
 import type { TenantSql } from '../../db/tenant-sql';
 import type { AccountScope } from '../authorization';
 import { auditCte, originParams } from '../audit/audit-log.repository';
+import { clientCheckParams, clientCheckSql, StaleClientError, type ClientCheck } from '../oauth-clients/client-grant-cache';
 import { tokenCreated, tokenRevoked } from './oauth-token.events';
 import { COLUMNS, asItsUser, byActor, revokedToken, toRecord, tokenAuditParams, type Int8, type SqlRow } from './oauth-token.rows';
 import {
@@ -63,21 +64,23 @@ export class OAuthGrantTokenRepository {
    * 15-minute bucket of expiry and per shard: a handful of rows, whatever the limit;
    * a revoked token counts until it would have expired). `record` is null when
    * nothing was issued; `live` and `freesAt` (when the oldest counted bucket ends)
-   * say whether the limit was why (another account's client counts 0).
+   * say whether the limit was why (another account's client counts 0). With `check`
+   * (a client from the grant cache), nothing is issued and StaleClientError thrown
+   * when that client no longer holds.
    */
   async issueForClient(
-    scope: AccountScope, clientId: bigint, scopes: string[], t: NewGrantToken, audit: GrantAudit, liveLimit: number,
+    scope: AccountScope, clientId: bigint, scopes: string[], t: NewGrantToken, audit: GrantAudit, liveLimit: number, check?: ClientCheck,
   ): Promise<{ record: OAuthTokenRecord | null; live: number; freesAt: Date | null }> {
-    const [row] = await this.db.query<Partial<SqlRow> & { live: string | number; frees_at: Date | null }>(
+    const [row] = await this.db.query<Partial<SqlRow> & { live: string | number; frees_at: Date | null; client_ok: boolean }>(
       scope,
-      `WITH counted AS (
+      `WITH ok AS (SELECT ${clientCheckSql(15)} AS client_ok), counted AS (
          SELECT coalesce(sum(n.issued), 0) AS live, min(n.ends_at) AS frees_at
            FROM oauth_client_token_counts n WHERE n.account_id = $1 AND n.client_id = $2 AND n.ends_at > now()
        ), issued AS (
          INSERT INTO oauth_tokens AS t (account_id, client_id, user_id, scopes, grant_type, ${GRANT_TOKEN_COLUMNS})
          SELECT c.account_id, c.id, c.agent_id, $3::text[], 'client_credentials', ${grantTokenValues(4)}
            FROM oauth_clients c JOIN users u ON u.id = c.agent_id AND u.account_id = c.account_id AND u.active
-          WHERE c.account_id = $1 AND c.id = $2 AND (SELECT live FROM counted) < $14
+          WHERE c.account_id = $1 AND c.id = $2 AND (SELECT live FROM counted) < $14 AND (SELECT client_ok FROM ok)
          RETURNING ${COLUMNS}
        ), counter AS (
          INSERT INTO oauth_client_token_counts AS n (account_id, client_id, ends_at, shard, issued)
@@ -88,9 +91,10 @@ export class OAuthGrantTokenRepository {
        ), pruned AS (
          DELETE FROM oauth_client_token_counts n WHERE n.account_id = $1 AND n.client_id = $2 AND n.ends_at <= now()
        ), audit AS (${auditCte('issued', 'create', 'oauth_token', asItsUser('issued', '$10::text'), 11)}), ${tokenCreated('issued')}
-       SELECT issued.*, counted.live, counted.frees_at FROM counted LEFT JOIN issued ON true`,
-      [String(clientId), scopes, ...grantTokenParams(t), audit.description, ...originParams(audit.origin), liveLimit],
+       SELECT issued.*, counted.live, counted.frees_at, ok.client_ok FROM counted CROSS JOIN ok LEFT JOIN issued ON true`,
+      [String(clientId), scopes, ...grantTokenParams(t), audit.description, ...originParams(audit.origin), liveLimit, ...clientCheckParams(check)],
     );
+    if (!row.client_ok) throw new StaleClientError();
     const record = row.id === null || row.id === undefined ? null : toRecord(row as SqlRow, { token: t.token });
     return { record, live: Number(row.live), freesAt: row.frees_at };
   }
@@ -102,10 +106,11 @@ export class OAuthGrantTokenRepository {
    * inserted, with the same or the narrowed scopes. The row lock makes two racing
    * processes rotate once: the second finds it used. The new token's audit record
    * says which token it rotated (`audit.description` followed by the old token's
-   * id). Null when nothing was rotated.
+   * id). Null when nothing was rotated (also when `check`, a cached client, no longer
+   * holds: the caller's findByEitherHash with the same check then says so).
    */
   async rotateRefresh(
-    scope: AccountScope, refreshHash: string, clientId: bigint, scopes: string[] | undefined, t: NewGrantToken, audit: GrantAudit,
+    scope: AccountScope, refreshHash: string, clientId: bigint, scopes: string[] | undefined, t: NewGrantToken, audit: GrantAudit, check?: ClientCheck,
   ): Promise<OAuthTokenRecord | null> {
     const [row] = await this.db.query<SqlRow>(
       scope,
@@ -116,7 +121,7 @@ export class OAuthGrantTokenRepository {
          UPDATE oauth_tokens o SET refresh_token_used_at = now(), revoked_at = now()
           WHERE o.id = (SELECT p.id FROM oauth_tokens p WHERE p.refresh_token_hash = $2)
             AND o.account_id = $1 AND o.client_id = $3 AND o.refresh_token_used_at IS NULL AND o.revoked_at IS NULL
-            AND o.refresh_token_expires_at > now() AND ($4::text[] IS NULL OR $4::text[] <@ o.scopes)
+            AND o.refresh_token_expires_at > now() AND ($4::text[] IS NULL OR $4::text[] <@ o.scopes) AND ${clientCheckSql(15)}
          RETURNING o.id, o.account_id, o.client_id, o.user_id, o.scopes, o.grant_id,
                    o.token_prefix, o.created_at, o.expires_at, o.used_at, o.refresh_token_prefix, o.refresh_token_expires_at
        ), family AS (
@@ -129,19 +134,23 @@ export class OAuthGrantTokenRepository {
        ), audit AS (${auditCte('issued CROSS JOIN old', 'create', 'oauth_token', asItsUser('issued', '$11::text || old.id'), 12)}),
        ${tokenCreated('issued', 'old')}, ${tokenRevoked('old')}
        SELECT * FROM issued`,
-      [refreshHash, String(clientId), scopes ?? null, ...grantTokenParams(t), audit.description, ...originParams(audit.origin)],
+      [refreshHash, String(clientId), scopes ?? null, ...grantTokenParams(t), audit.description, ...originParams(audit.origin), ...clientCheckParams(check)],
     );
     return row ? toRecord(row, { token: t.token, refreshToken: t.refresh?.token }) : null;
   }
 
   /** The token of the scope whose access or refresh token has this hash, with what revocation and introspection need. */
-  async findByEitherHash(scope: AccountScope, hash: string): Promise<PresentedHashRow | null> {
+  /**
+   * With `check` (a client from the grant cache), first whether that client still holds:
+   * StaleClientError, nothing read, when it does not. Still one statement.
+   */
+  async findByEitherHash(scope: AccountScope, hash: string, check?: ClientCheck): Promise<PresentedHashRow | null> {
     const [r] = await this.db.query<{
-      id: Int8; account_id: Int8; client_id: Int8 | null; grant_id: Int8 | null; is_access: boolean; live: boolean; refresh_used: boolean;
+      client_ok: boolean; id: Int8 | null; account_id: Int8; client_id: Int8 | null; grant_id: Int8 | null; is_access: boolean; live: boolean; refresh_used: boolean;
       scopes: string[]; created_at: Date; expires_at: Date | null; client_identifier: string | null; user_id: Int8; email: string; name: string;
     }>(
       scope,
-      `SELECT t.id, t.account_id, t.client_id, t.grant_id, t.token_hash = $2 AS is_access, coalesce(t.scopes, '{}') AS scopes, t.created_at,
+      `SELECT ok.client_ok, found.* FROM (SELECT ${clientCheckSql(3)} AS client_ok) ok LEFT JOIN (SELECT t.id, t.account_id, t.client_id, t.grant_id, t.token_hash = $2 AS is_access, coalesce(t.scopes, '{}') AS scopes, t.created_at,
               t.refresh_token_used_at IS NOT NULL AS refresh_used,
               CASE WHEN t.token_hash = $2 THEN t.expires_at ELSE t.refresh_token_expires_at END AS expires_at,
               t.revoked_at IS NULL AND u.active AND c.id IS NOT NULL AND CASE WHEN t.token_hash = $2
@@ -151,10 +160,11 @@ export class OAuthGrantTokenRepository {
          FROM oauth_tokens t
          JOIN users u ON u.id = t.user_id
          LEFT JOIN oauth_clients c ON c.id = t.client_id
-        WHERE t.account_id = $1 AND (t.token_hash = $2 OR t.refresh_token_hash = $2)`,
-      [hash],
+        WHERE t.account_id = $1 AND (t.token_hash = $2 OR t.refresh_token_hash = $2)) found ON ok.client_ok`,
+      [hash, ...clientCheckParams(check)],
     );
-    if (!r) return null;
+    if (!r.client_ok) throw new StaleClientError();
+    if (r.id === null) return null;
     return {
       id: BigInt(r.id), accountId: BigInt(r.account_id), clientId: r.client_id === null ? null : BigInt(r.client_id),
       grantId: r.grant_id === null ? null : BigInt(r.grant_id), kind: r.is_access ? 'access' : 'refresh', live: r.live, refreshUsed: r.refresh_used,
