@@ -104,8 +104,13 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   // bench instrumentation exists only in bench mode: nothing of it runs otherwise
   if (config.benchMode) await fastify.register(benchStats, { db });
   // live events: the process's one LISTEN, from its first subscriber on
+  const listener = randomUUID();
   const feed = new EventFeed({
     listen: (channel, onNotify) => db.listen(channel, onNotify),
+    listeners: {
+      hold: (accountId) => services.liveListeners.hold({ accountId }, listener),
+      release: (accountId) => services.liveListeners.release({ accountId }, listener),
+    },
     read: (id) => services.eventLog.findPublished(id),
     onError: (err) => fastify.log.error({ err }, 'event feed: an event could not be read'),
   });

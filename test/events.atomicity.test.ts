@@ -41,8 +41,9 @@ describe('a change that rolls back writes no event', () => {
   it('when the last write of the change (its event.published job) fails, the change, its audit record and its event all roll back', async () => {
     const account = await s.ctx.createAccount();
     const admin = await s.ctx.createUser(account, 'admin');
-    // a subscribed webhook: each event's statement then ends with its fan-out job
+    // a subscribed webhook: each event's statement then ends with its fan-out job; watched live: notified
     await insertWebhook(s.ctx.db.sql, account);
+    await s.ctx.app.services.liveListeners.hold({ accountId: account }, 'atomicity-test');
     const client = (await rest(admin, 'POST', '/api/v2/oauth/clients', CLIENT)).json();
     const before = await traces(account);
     const notifiedBefore = notified.length;

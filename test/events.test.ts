@@ -40,6 +40,8 @@ beforeAll(async () => {
   unlisten = await s.ctx.db.listen('events', (payload) => payload !== undefined && notified.push(payload));
   // no job engine runs here: the fan-out jobs stay for the tests to read
   await insertWebhook(s.ctx.db.sql, admin.accountId);
+  // and this test watches the account live, as a process with subscribers does: its events are notified
+  await s.ctx.app.services.liveListeners.hold({ accountId: admin.accountId }, 'events-test');
 });
 
 afterAll(async () => {
@@ -290,6 +292,7 @@ describe('the fan-out job is written only for a subscribed, active webhook', () 
   it('an account without one gets the event and its NOTIFY, but no job; with one, each event of a subscribed type gets its job', async () => {
     const account = await s.ctx.createAccount();
     const owner = await s.ctx.createUser(account, 'admin');
+    await s.ctx.app.services.liveListeners.hold({ accountId: account }, 'events-test');
     const jobsOf = async () => (await s.ctx.db.sql<{ event_id: string }>(
       "SELECT payload->>'event_id' AS event_id FROM jobs WHERE kind = 'event.published' AND account_id = $1", [String(account)],
     )).map((j) => j.event_id);
@@ -311,6 +314,46 @@ describe('the fan-out job is written only for a subscribed, active webhook', () 
     await insertWebhook(s.ctx.db.sql, account, [eventType('oauth_client.created')]);
     const subscribed = await created('Subscribed');
     expect(await jobsOf()).toEqual([subscribed]);
+  });
+});
+
+describe('the NOTIFY is sent only for an account some process watches live', () => {
+  const createdEvent = async (owner: TestUser) => {
+    const res = await rest('POST', '/api/v2/oauth/clients', { name: 'Watched?', scopes: 'read', redirect_uris: [REDIRECT] }, owner);
+    expect(res.statusCode).toBe(201);
+    const [row] = await s.ctx.db.sql<{ id: string }>('SELECT id::text AS id FROM events WHERE subject = $1', [`zen:oauth_client:${res.json().id}`]);
+    return row.id;
+  };
+  /** Whether the event's NOTIFY arrives (a NOTIFY of a later event proves the earlier one would have come by then). */
+  const arrives = async (id: string, owner: TestUser) => {
+    const marker = await createdEvent(owner);
+    const deadline = Date.now() + 5000;
+    while (!notified.includes(marker) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+    expect(notified).toContain(marker);
+    return notified.includes(id);
+  };
+
+  it('not watched: the event is written (webhooks still get it) but not notified; watched: notified; released or expired: not any more', async () => {
+    const quiet = await s.ctx.createAccount();
+    const owner = await s.ctx.createUser(quiet, 'admin');
+    const listeners = s.ctx.app.services.liveListeners;
+    // the marker's account is watched all along
+    const markers = await s.ctx.createUser(admin.accountId, 'admin');
+    const unwatched = await createdEvent(owner);
+    expect(await arrives(unwatched, markers)).toBe(false);
+    await listeners.hold({ accountId: quiet }, 'events-test');
+    const watched = await createdEvent(owner);
+    expect(await arrives(watched, markers)).toBe(true);
+    await listeners.release({ accountId: quiet }, 'events-test');
+    const released = await createdEvent(owner);
+    expect(await arrives(released, markers)).toBe(false);
+    // a process that died holds a row that expires (LIVE_LISTENER_SECONDS): once over, nothing is notified
+    await s.ctx.db.sql("INSERT INTO live_event_listeners (account_id, listener, expires_at) VALUES ($1, 'gone', now() - interval '1 second')", [String(quiet)]);
+    const expired = await createdEvent(owner);
+    expect(await arrives(expired, markers)).toBe(false);
+    // holding again removes the account's expired rows
+    await listeners.hold({ accountId: quiet }, 'events-test');
+    expect(await s.ctx.db.sql('SELECT listener FROM live_event_listeners WHERE account_id = $1', [String(quiet)])).toEqual([{ listener: 'events-test' }]);
   });
 });
 

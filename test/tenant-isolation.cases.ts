@@ -191,6 +191,9 @@ export const CASES: Record<string, IsolationCase> = {
   'AuditLogRepository.count': { run: (r, c, t) => r.count(scope(c), { actorId: t.adminId }), nothing: 0 },
   'EventLogRepository.find': { run: (r, c, t) => r.find(scope(c), t.eventId), nothing: null },
   'EventLogRepository.findPublished': { crossTenant: 'eventFeed', run: (r, _c, t) => r.findPublished(t.eventId) },
+  // the listener name both fixtures hold a row under: only the caller's is renewed or ended
+  'LiveListenerRepository.hold': { writesOwn: true, run: (r, c) => r.hold(scope(c), 'isolation-listener'), nothing: undefined },
+  'LiveListenerRepository.release': { writesOwn: true, run: (r, c) => r.release(scope(c), 'isolation-listener'), nothing: undefined },
 
   // The purge spans accounts by design (an expired row is removed whoever's it is); the
   // fixtures are minutes old, so with an hour's retention nothing of the target is over.

@@ -3,6 +3,7 @@ import type { TenantSql } from '../db/tenant-sql';
 import { AuditLogRepository } from './audit/audit-log.repository';
 import { JobRepository } from './jobs/job.repository';
 import { EventLogRepository } from './events/event-log.repository';
+import { LiveListenerRepository } from './events/live-listener.repository';
 import { LoginRepository } from './auth/login.repository';
 import { CallbackRequestRepository } from './callback-requests/callback-request.repository';
 import { AccountRepository } from './directory/account.repository';
@@ -66,6 +67,8 @@ export function repositories(on: TenantSql) {
     invocations: new WebhookInvocationRepository(on),
     /** events in Zendesk's envelope (written with the audit records) */
     eventLog: new EventLogRepository(on),
+    /** the accounts this or another process has live subscribers of (their events' NOTIFY) */
+    liveListeners: new LiveListenerRepository(on),
     /** the retention purge: what is over, removed in batches across accounts */
     retention: new RetentionRepository(on),
     /** the account's API tokens (their sign-in lookup is LoginRepository.lookup's) */

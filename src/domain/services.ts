@@ -95,6 +95,7 @@ export function createServices(options: ServiceOptions) {
     jobs: repos.jobs,
     /** the events, for the live feed of subscriptions (src/domain/events/event-feed.ts) */
     eventLog: repos.eventLog,
+    liveListeners: repos.liveListeners,
     /** the retention purge (docs/api.md, "Retention"), run by the job retention.purge and `npm run cli -- purge` */
     retention: new RetentionService(repos.retention, options.retention ?? RETENTION_DEFAULTS),
     /** the account's API tokens (Zendesk's api_tokens): Basic `{email}/token:{token}` sign-ins go through the authenticator */

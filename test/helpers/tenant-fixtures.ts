@@ -68,9 +68,12 @@ const TENANT_TABLES = [
   'audit_logs', 'jobs', 'events', 'webhooks', 'webhook_invocations', 'webhook_invocation_attempts',
   'api_tokens',
   'oauth_sessions',
+  'live_event_listeners',
 ] as const;
 /** How a table's rows are ordered in a snapshot: by id, but the counters and availabilities, which have none. */
-const ORDER: Partial<Record<(typeof TENANT_TABLES)[number], string>> = { oauth_client_token_counts: 'client_id, ends_at, shard', agent_availabilities: 'user_id' };
+const ORDER: Partial<Record<(typeof TENANT_TABLES)[number], string>> = {
+  oauth_client_token_counts: 'client_id, ends_at, shard', agent_availabilities: 'user_id', live_event_listeners: 'listener',
+};
 
 const json = (value: unknown) => JSON.stringify(value, (_k, v) => (typeof v === 'bigint' ? v.toString() : v));
 
@@ -138,6 +141,8 @@ export async function seedTenant(db: Pick<Db, 'sql'>, label: string, extra = fal
   ))!;
   const webhooks = new WebhookRepository(sql);
   const webhook = (await webhooks.insert({ ...scope, createdBy: admin.id }, newWebhook(label), 50))!;
+  // a process watching the account live, under the listener name the isolation cases use
+  await sql.query(scope, "INSERT INTO live_event_listeners (account_id, listener, expires_at) VALUES ($1, 'isolation-listener', now() + interval '1 hour')");
   await recordAudit(sql, systemActor(account.id), { action: 'create', sourceType: 'group', sourceId: group.id, sourceLabel: group.name, description: 'seed' });
   if (extra) {
     await users.insert(scope, { name: `Other ${label}`, email: `other-${label}@example.com`, role: 'end_user', passwordHash: UNUSABLE_PASSWORD_HASH });

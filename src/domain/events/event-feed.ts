@@ -1,4 +1,5 @@
 import { EVENTS_CHANNEL, type EventEnvelope } from './event-log.repository';
+import { LIVE_LISTENER_SECONDS } from './live-listener.repository';
 import type { SubscriberSession } from './subscriber-session';
 
 /** Db.listen (src/db/create-db.ts): LISTEN on a channel, resolving to a function that stops it. */
@@ -6,6 +7,12 @@ type Listen = (channel: string, onNotify: (payload?: string) => void) => Promise
 
 export interface EventFeedOptions {
   listen: Listen;
+  /**
+   * LiveListenerRepository's hold and release for this process: the events' NOTIFY is sent
+   * only for accounts someone holds (event-log.repository.ts). Absent (tests of the feed
+   * alone), nothing is held.
+   */
+  listeners?: { hold(accountId: bigint): Promise<void>; release(accountId: bigint): Promise<void> };
   /** EventLogRepository.findPublished: one new event by its id, whatever its account */
   read: (id: string) => Promise<EventEnvelope | null>;
   /** a read that failed (the event is skipped for the live subscribers; webhooks still get it) */
@@ -20,16 +27,27 @@ export interface EventFeedOptions {
  * sessions of its own account only. Notifications are handled one after another,
  * so that a subscriber sees the events in the order they committed. It listens
  * from the first session on, and not at all in a process nobody subscribes to.
+ * Events are notified only for the accounts some process holds a live row of
+ * (live_event_listeners): the feed holds one per account it has sessions of,
+ * renewed every third of LIVE_LISTENER_SECONDS, released with the account's last session.
  */
 export class EventFeed {
   private readonly byAccount = new Map<string, Set<SubscriberSession>>();
+  /** accounts whose live row this process holds: renewed by `renewal` */
+  private readonly held = new Set<string>();
+  /** per account, its holds and releases one after another (a release never overtakes a later hold) */
+  private readonly rowOps = new Map<string, Promise<void>>();
   private listening?: Promise<() => Promise<void>>;
+  private renewal?: NodeJS.Timeout;
   private chain: Promise<void> = Promise.resolve();
   private stopped = false;
 
   constructor(private readonly options: EventFeedOptions) {}
 
-  /** Adds a session; resolves once the feed listens, so that every event committed afterwards reaches it. */
+  /**
+   * Adds a session; resolves once the feed listens and the account's live row is held,
+   * so that every event whose statement begins afterwards reaches it.
+   */
   async join(session: SubscriberSession): Promise<void> {
     if (this.stopped) throw new Error('the event feed is stopped');
     this.listening ??= this.options.listen(EVENTS_CHANNEL, (id) => this.notified(id));
@@ -43,6 +61,16 @@ export class EventFeed {
     let sessions = this.byAccount.get(key);
     if (!sessions) this.byAccount.set(key, (sessions = new Set()));
     sessions.add(session);
+    const listeners = this.options.listeners;
+    if (!listeners) return;
+    this.held.add(key);
+    this.renewal ??= setInterval(() => this.renew(), (LIVE_LISTENER_SECONDS * 1000) / 3).unref();
+    try {
+      await this.rowOp(key, () => listeners.hold(session.accountId));
+    } catch (err) {
+      this.leave(session);
+      throw err;
+    }
   }
 
   leave(session: SubscriberSession): void {
@@ -50,7 +78,27 @@ export class EventFeed {
     const sessions = this.byAccount.get(key);
     if (!sessions) return;
     sessions.delete(session);
-    if (sessions.size === 0) this.byAccount.delete(key);
+    if (sessions.size > 0) return;
+    this.byAccount.delete(key);
+    const listeners = this.options.listeners;
+    if (!listeners || !this.held.delete(key)) return;
+    // a session of the account joined meanwhile: its hold stands (a failed release leaves the row to expire)
+    this.rowOp(key, () => (this.byAccount.has(key) ? Promise.resolve() : listeners.release(session.accountId))).catch(this.options.onError);
+  }
+
+  private rowOp(key: string, op: () => Promise<void>): Promise<void> {
+    const next = (this.rowOps.get(key) ?? Promise.resolve()).catch(() => {}).then(op);
+    this.rowOps.set(key, next);
+    const forget = () => {
+      if (this.rowOps.get(key) === next) this.rowOps.delete(key);
+    };
+    next.then(forget, forget);
+    return next;
+  }
+
+  private renew(): void {
+    const listeners = this.options.listeners!;
+    for (const key of this.held) this.rowOp(key, () => listeners.hold(BigInt(key))).catch(this.options.onError);
   }
 
   /** Sessions joined now (tests; operators). */
@@ -69,6 +117,11 @@ export class EventFeed {
 
   async stop(): Promise<void> {
     this.stopped = true;
+    if (this.renewal) clearInterval(this.renewal);
+    const held = [...this.held];
+    this.held.clear();
+    const listeners = this.options.listeners;
+    if (listeners) await Promise.all(held.map((key) => this.rowOp(key, () => listeners.release(BigInt(key))).catch(() => {})));
     const listening = this.listening;
     this.listening = undefined;
     if (listening) await (await listening.catch(() => async () => {}))();
