@@ -168,6 +168,10 @@ const REFERENCES: Record<ReferenceKey, string> = {
   'peer-introspect': 'peer: oidc-provider, `POST /token/introspection` of a hundred live tokens (scenario 9\'s request)',
 };
 
+/** latest.md's section of bench/peer-pglite.ts, which writes its figures between these two lines */
+export const PGLITE_START = '<!-- pglite-peer:start -->';
+export const PGLITE_END = '<!-- pglite-peer:end -->';
+
 const figure = (m: Metric) => `${f(m.value, 2)} ${m.label}`;
 
 export function markdown(report: BenchReport, tuningLog: string | undefined): string {
@@ -236,6 +240,13 @@ export function markdown(report: BenchReport, tuningLog: string | undefined): st
       `- **peer** (issue 26): ${peerConfiguration(m.peer)} Scenario 10 is compared with **peer-cc**, the same request (same Basic header, same form body) at the peer's \`POST /token\`; scenario 9 with **peer-introspect**, scenario 9's request at \`POST /token/introspection\` over a hundred of the peer's live tokens. The peer's default adapter forgets the oldest entries once it holds 1,000 to 2,000, and peer-cc creates thousands: so the hundred tokens are issued right before each peer-introspect measurement, and each is checked \`active: true\` after it (the run stops otherwise; at start, the harness checks that the peer's tokens are opaque and introspect as active). Each is measured before the group that holds its scenario, in every round and at every load, like the floors; the peer keeps its tokens in its process's memory, ours are rows of PostgreSQL valid in every process. \`bench/peer.ts\`.`,
     );
   }
+
+  lines.push(
+    '', '## Ours on the embedded PGlite against the peer (no target)', '',
+    PGLITE_START,
+    '[pglite-peer.md](pglite-peer.md): ours on the service\'s embedded PGlite default (production mode, one process) against the same peer, at the requests of scenarios 9 and 10; `npm run bench` runs it after the scenarios (`npm run bench -- --only pglite` alone) and writes its figures here.',
+    PGLITE_END,
+  );
 
   lines.push('', '## How it was measured', '');
   lines.push(

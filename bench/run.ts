@@ -5,9 +5,10 @@
 // the data, runs the scenarios alternating with the references round after round,
 // at each of two loads (load from a separate autocannon process), and writes
 // bench/results/latest.{md,json} and ratios.svg. Then the events (bench/events.ts) and the
-// callback lifecycle (bench/voice.ts), retention (bench/retention.ts) and scaling (bench/scaling.ts: pgbouncer,
-// several web processes, CPU per request), each on a database of its own (with --only: when named,
-// `--only events`, `--only voice`, `--only retention`, `--only scaling`; --only naming parts alone skips the scenarios).
+// callback lifecycle (bench/voice.ts), retention (bench/retention.ts), scaling (bench/scaling.ts: pgbouncer,
+// several web processes, CPU per request) and ours on the embedded PGlite against the peer (bench/peer-pglite.ts),
+// each on a database of its own (with --only: when named, `--only events`, `--only voice`, `--only retention`,
+// `--only scaling`, `--only pglite`; --only naming parts alone skips the scenarios).
 //
 //   npm run bench                    full run (100,000 tokens, 3 rounds of 6 s at 10 and at 50 connections; ~16 min)
 //   npm run bench -- --quick         a few minutes (3 rounds of 1 s)
@@ -33,6 +34,7 @@ import { eventsOptions, runEventsBench } from './events';
 import { retentionOptions, runRetentionBench } from './retention';
 import { runVoiceBench, voiceOptions } from './voice';
 import { runScalingBench, scalingOptions } from './scaling';
+import { pglitePeerOptions, runPglitePeerBench } from './peer-pglite';
 import { checkPeerTokensActive, issuePeerTokens, PEER_INTROSPECTION_PATH, PEER_TOKEN_PATH, peerInfo, startPeer } from './peer';
 import { pgbouncerBinary } from './pgbouncer';
 import { median } from './stats';
@@ -351,6 +353,8 @@ async function otherParts(opts: Options, log: (line: string) => void): Promise<v
     if (pgbouncerBinary()) await runScalingBench(scalingOptions(opts.mode, opts.out), log);
     else log('scaling: skipped — pgbouncer not found (apt-get install pgbouncer); bench/results/scaling.* left as they were');
   }
+  // ours on the embedded PGlite default against the same peer, no target (bench/peer-pglite.ts)
+  if (chooses(opts, 'pglite')) await runPglitePeerBench(pglitePeerOptions(opts.mode, opts.out), log);
 }
 
 async function main(): Promise<void> {
