@@ -1,7 +1,8 @@
 // ratios.svg: one row per judged ratio, with one bar per load (connection count)
 // and the target as a black tick across them. Green when the target holds at that
 // load, red when not; grey in smoke mode (nothing judged). The first load's bar
-// is solid, the next ones lighter, each labelled with its connection count.
+// is solid, the next ones lighter, each labelled with its connection count. Scenarios 9 and 10
+// have a row against the peer (a stock oidc-provider) with its target, 1.00, as the tick.
 import type { BenchReport } from './report';
 
 const esc = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
@@ -22,7 +23,8 @@ export function ratiosChart(report: BenchReport): string {
   const right = 110;
   const barH = 13;
   const rowH = loads.length * (barH + 3) + 14;
-  const top = 62;
+  const peer = rows.some((r) => r.label === '× peer');
+  const top = peer ? 78 : 62;
   const height = top + rows.length * rowH + 40;
   const values = rows.flatMap((r) => r.bars.flatMap((b) => (b.m ? [Number.isFinite(b.m.value) ? b.m.value : 0, b.m.bar] : [])));
   const max = Math.max(1.3, ...values) * 1.05;
@@ -33,6 +35,10 @@ export function ratiosChart(report: BenchReport): string {
   out.push(`<text x="16" y="24" font-size="16" font-weight="600">Benchmark ratios against their targets (${esc(report.meta.mode)}, ${report.meta.tokens.toLocaleString('en')} tokens)</text>`);
   out.push(`<text x="16" y="42" fill="#555">one bar per load (${loads.join(' / ')} connections, top to bottom); black tick = target, met only if met at each load</text>`);
   out.push(`<text x="16" y="57" fill="#555">ratios are req/s unless noted; medians of ${report.meta.rounds} round(s); ${esc(report.meta.date.slice(0, 16).replace('T', ' '))} UTC</text>`);
+  if (peer) {
+    const version = report.meta.peer ? ` ${report.meta.peer.version}` : '';
+    out.push(`<text x="16" y="72" fill="#555">× peer: ours over a stock oidc-provider${esc(version)} at the same request, same round and load (1.00 = as fast as the peer)</text>`);
+  }
   const step = max > 2.6 ? 0.5 : 0.25;
   for (let v = 0; v <= max; v += step) {
     out.push(`<line x1="${x(v).toFixed(1)}" y1="${top - 2}" x2="${x(v).toFixed(1)}" y2="${top + rows.length * rowH}" stroke="#eee"/>`);
@@ -43,7 +49,8 @@ export function ratiosChart(report: BenchReport): string {
     if (i > 0) out.push(`<line x1="16" y1="${y}" x2="${width - 16}" y2="${y}" stroke="#f3f3f3"/>`);
     const judgedAll = report.meta.judged && row.s.met !== undefined;
     const lower = row.bars.find((b) => b.m)?.m?.higherIsBetter === false;
-    out.push(`<text x="${left - 40}" y="${y + rowH / 2 + (lower ? -2 : 4)}" text-anchor="end"${judgedAll && !row.s.met ? ' fill="#b42318"' : ''}>${esc(`${row.s.id}: ${row.label}`)}</text>`);
+    const label = row.label === '× peer' ? '× peer (oidc-provider)' : row.label;
+    out.push(`<text x="${left - 40}" y="${y + rowH / 2 + (lower ? -2 : 4)}" text-anchor="end"${judgedAll && !row.s.met ? ' fill="#b42318"' : ''}>${esc(`${row.s.id}: ${label}`)}</text>`);
     if (lower) out.push(`<text x="${left - 40}" y="${y + rowH / 2 + 12}" text-anchor="end" fill="#777" font-size="11">lower is better</text>`);
     let bar = NaN;
     row.bars.forEach((b, j) => {

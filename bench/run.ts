@@ -1,12 +1,14 @@
 // `npm run bench` — the benchmark harness (issue 6). Starts what it needs (a
 // throwaway PostgreSQL unless BENCH_DATABASE_URL is set, the service as a built
-// production process, the reference servers: ceiling, floor, list floor), seeds
+// production process, the reference servers: ceiling, floor, list floor, and the peer: a stock
+// oidc-provider, bench/peer.ts), seeds
 // the data, runs the scenarios alternating with the references round after round,
 // at each of two loads (load from a separate autocannon process), and writes
 // bench/results/latest.{md,json} and ratios.svg. Then the events (bench/events.ts) and the
-// callback lifecycle (bench/voice.ts), retention (bench/retention.ts) and scaling (bench/scaling.ts: pgbouncer,
-// several web processes, CPU per request), each on a database of its own (with --only: when named,
-// `--only events`, `--only voice`, `--only retention`, `--only scaling`; --only naming parts alone skips the scenarios).
+// callback lifecycle (bench/voice.ts), retention (bench/retention.ts), scaling (bench/scaling.ts: pgbouncer,
+// several web processes, CPU per request) and ours on the embedded PGlite against the peer (bench/peer-pglite.ts),
+// each on a database of its own (with --only: when named, `--only events`, `--only voice`, `--only retention`,
+// `--only scaling`, `--only pglite`; --only naming parts alone skips the scenarios).
 //
 //   npm run bench                    full run (100,000 tokens, 3 rounds of 6 s at 10 and at 50 connections; ~16 min)
 //   npm run bench -- --quick         a few minutes (3 rounds of 1 s)
@@ -32,9 +34,11 @@ import { eventsOptions, runEventsBench } from './events';
 import { retentionOptions, runRetentionBench } from './retention';
 import { runVoiceBench, voiceOptions } from './voice';
 import { runScalingBench, scalingOptions } from './scaling';
+import { pglitePeerOptions, runPglitePeerBench } from './peer-pglite';
+import { checkPeerTokensActive, issuePeerTokens, PEER_INTROSPECTION_PATH, PEER_TOKEN_PATH, peerInfo, startPeer } from './peer';
 import { pgbouncerBinary } from './pgbouncer';
 import { median } from './stats';
-import { BENCH_CLIENT, bearerLoad, REQUESTER_PHONE, refreshTokenText, seed, spread, tokenCreationLoad, tokenText, type Fixture } from './seed';
+import { BENCH_CLIENT, bearerLoad, clientCredentialsLoad, introspectionLoad, REQUESTER_PHONE, refreshTokenText, seed, spread, tokenCreationLoad, tokenText, type Fixture } from './seed';
 import { TARGETS, writeReport, type BenchReport, type CellResult, type LoadFigures, type ReferenceKey, type ReferenceSummary, type ScenarioSummary } from './report';
 
 const ROOT = path.resolve(__dirname, '../..');
@@ -215,17 +219,11 @@ function scenarios(f: Fixture, opts: Options, cursors: CursorCodec): Scenario[] 
     },
     {
       id: '9', name: 'POST /oauth/introspect (client Basic, a hundred tokens)',
-      load: {
-        method: 'POST', path: '/oauth/introspect', headers: { ...FORM, ...basicAuth(BENCH_CLIENT.identifier, BENCH_CLIENT.secret) },
-        variants: spread(100, f.tokens).map((i) => ({ body: form({ token: tokenText(i) }) })),
-      },
+      load: introspectionLoad(BENCH_CLIENT, spread(100, f.tokens).map(tokenText)),
     },
     {
       id: '10', name: 'POST /oauth/tokens grant_type=client_credentials (client Basic)',
-      load: {
-        method: 'POST', path: '/oauth/tokens', headers: { ...FORM, ...basicAuth(BENCH_CLIENT.identifier, BENCH_CLIENT.secret) },
-        body: form({ grant_type: 'client_credentials', scope: 'read' }),
-      },
+      load: clientCredentialsLoad(BENCH_CLIENT),
     },
     {
       id: '11', name: `POST /oauth/tokens grant_type=refresh_token (rotation; ${f.refreshTokens.toLocaleString('en')} single-use tokens)`,
@@ -258,6 +256,10 @@ const ALONE = ':alone';
 /** the list scenarios: 4a and 5 are compared with the list floor, 4b with its deep variant (the same page) */
 const LIST_SCENARIOS = new Set(['4a', '4b', '5']);
 const listFloorOf = (id: string): ReferenceKey => (id === '4b' ? 'list-floor-deep' : 'list-floor');
+/** the scenarios judged against the peer (issue 26), and its reference measured before each one's group */
+const PEER_OF: Record<string, ReferenceKey> = { '9': 'peer-introspect', '10': 'peer-cc' };
+/** live tokens of the peer that peer-introspect introspects, as scenario 9 introspects a hundred of ours */
+const PEER_TOKENS = 100;
 
 interface Group {
   /** scenario ids */
@@ -270,13 +272,17 @@ interface Group {
 
 const chooses = (opts: Options, id: string) => !opts.only || opts.only.has(id) || opts.only.has(id.replace(/[ab]$/, ''));
 
-/** Groups of three scenarios; the list floors are measured only before a group that holds a list scenario. */
+/**
+ * Groups of three scenarios; the list floors are measured only before a group that holds a list
+ * scenario, the peer's references only before a group that holds scenario 9 (peer-introspect) or 10 (peer-cc).
+ */
 function plan(ids: string[]): Group[] {
   const groups: Group[] = [];
   for (let i = 0; i < ids.length; i += 3) {
     const scenarios = ids.slice(i, i + 3);
     const references: ReferenceKey[] = ['floor', 'ceiling'];
     for (const key of new Set(scenarios.filter((id) => LIST_SCENARIOS.has(id)).map(listFloorOf))) references.push(key);
+    for (const id of scenarios) if (PEER_OF[id]) references.push(PEER_OF[id]);
     groups.push({ scenarios, references, keys: scenarios.flatMap((id) => (WITH_BESIDE.has(id) ? [id + ALONE, id] : [id])) });
   }
   return groups;
@@ -287,7 +293,9 @@ function expectedSeconds(opts: Options, groups: Group[]): number {
   const perRound = groups.reduce((n, g) => n + g.references.length + g.keys.length, 0) * opts.connections.length;
   const warmups = new Set(groups.flatMap((g) => [...g.references, ...g.scenarios.filter((id) => id !== '7')])).size;
   const setup = 15 + (opts.tokens + opts.refreshTokens) / 20_000;
-  return opts.rounds * perRound * (opts.durationSeconds + 0.5) + warmups * (opts.warmupSeconds + 1) + setup;
+  // peer-introspect: a hundred tokens issued before each measurement and checked after it (about a second)
+  const peerIntrospections = groups.filter((g) => g.references.includes('peer-introspect')).length * (opts.rounds * opts.connections.length + 1);
+  return opts.rounds * perRound * (opts.durationSeconds + 0.5) + warmups * (opts.warmupSeconds + 1) + setup + peerIntrospections;
 }
 
 const minutes = (seconds: number) => (seconds < 120 ? `${seconds.toFixed(0)} s` : `${(seconds / 60).toFixed(1)} min`);
@@ -345,6 +353,8 @@ async function otherParts(opts: Options, log: (line: string) => void): Promise<v
     if (pgbouncerBinary()) await runScalingBench(scalingOptions(opts.mode, opts.out), log);
     else log('scaling: skipped — pgbouncer not found (apt-get install pgbouncer); bench/results/scaling.* left as they were');
   }
+  // ours on the embedded PGlite default against the same peer, no target (bench/peer-pglite.ts)
+  if (chooses(opts, 'pglite')) await runPglitePeerBench(pglitePeerOptions(opts.mode, opts.out), log);
 }
 
 async function main(): Promise<void> {
@@ -400,13 +410,15 @@ async function main(): Promise<void> {
     // 3. servers (same Node, NODE_ENV=production, LOG_LEVEL=warn)
     const profiles = path.join(opts.out, 'profiles');
     if (opts.cpuProf || opts.heapSampling) mkdirSync(profiles, { recursive: true });
-    const [service, ceiling, floor, listFloor] = await Promise.all([
+    const [service, ceiling, floor, listFloor, peer] = await Promise.all([
       startServer('service', path.join(ROOT, 'dist/src/main.js'), { ...common, BENCH_MODE: 'true', WEB_CONCURRENCY: String(opts.workers), GRAPHQL_EXECUTOR: opts.executor }, [...opts.nodeArgs, ...(opts.cpuProf ? ['--cpu-prof', `--cpu-prof-dir=${profiles}`] : [])]),
       startServer('ceiling', path.join(__dirname, 'references/ceiling.js'), {}),
       startServer('floor', path.join(__dirname, 'references/floor.js'), common),
       startServer('list floor', path.join(__dirname, 'references/list-floor.js'), common),
+      startPeer(),
     ]);
-    log(`service (pid ${service.child.pid}, ${opts.workers} worker(s), pool ${opts.pool}), ceiling, floor and list floor listening`);
+    const peerMeta = peerInfo();
+    log(`service (pid ${service.child.pid}, ${opts.workers} worker(s), pool ${opts.pool}), ceiling, floor, list floor and the peer (${peerMeta.name} ${peerMeta.version}) listening`);
 
     const all = scenarios(fixture, opts, cursors);
     if (all.map((s) => s.id).join() !== SCENARIO_IDS.join() || all.some((s) => !!s.beside !== WITH_BESIDE.has(s.id))) {
@@ -420,8 +432,12 @@ async function main(): Promise<void> {
       // the same request as scenario 4a (first page) and 4b (deep page), to the list floor
       'list-floor': { ...scenarioLoad('4a') },
       'list-floor-deep': { ...scenarioLoad('4b') },
+      // the requests of scenarios 10 and 9 (same headers, same body), at the peer's endpoints;
+      // peer-introspect's hundred tokens are issued right before each of its measurements (measure())
+      'peer-cc': { ...scenarioLoad('10'), path: PEER_TOKEN_PATH },
+      'peer-introspect': { ...scenarioLoad('9'), path: PEER_INTROSPECTION_PATH, variants: [] },
     };
-    const servers: Record<ReferenceKey, Server> = { ceiling, floor, 'list-floor': listFloor, 'list-floor-deep': listFloor };
+    const servers: Record<ReferenceKey, Server> = { ceiling, floor, 'list-floor': listFloor, 'list-floor-deep': listFloor, 'peer-cc': peer, 'peer-introspect': peer };
     const isReference = (key: string): key is ReferenceKey => key in refs;
     // the list floor must read the rows the list scenarios return, or its ratios mean nothing
     for (const [id, key] of [['4a', 'list-floor'], ['4b', 'list-floor-deep']] as const) {
@@ -435,6 +451,11 @@ async function main(): Promise<void> {
       };
       if ((await ids(service.origin)) !== (await ids(listFloor.origin))) throw new Error(`the list floor does not return the tokens of scenario ${id}`);
     }
+    // the peer must issue (opaque tokens) and introspect them as active, or its ratios mean nothing
+    if (groups.some((g) => g.references.some((key) => key.startsWith('peer-')))) {
+      await checkPeerTokensActive(peer, await issuePeerTokens(peer, PEER_TOKENS));
+      log(`the peer issued ${PEER_TOKENS} opaque tokens and introspected each as active`);
+    }
     const offsets = new Map<string, number>();
     let besideMeasurements = 0;
 
@@ -447,6 +468,10 @@ async function main(): Promise<void> {
       const server = isReference(key) ? servers[key] : service;
       const base = { origin: server.origin, connections, pipelining: opts.pipelining, durationSeconds: duration };
       let spec: LoadSpec = scenario ? { ...base, ...scenario.load } : { ...base, ...refs[key as ReferenceKey] };
+      // The peer's default adapter is an LRU of 1,000 to 2,000 entries: peer-cc's thousands of tokens push
+      // earlier ones out long before their TTL. A hundred fresh ones before each measurement, checked after it.
+      const peerTokens = key === 'peer-introspect' ? await issuePeerTokens(peer, PEER_TOKENS) : undefined;
+      if (peerTokens) spec = { ...spec, variants: peerTokens.map((token) => ({ body: form({ token }) })) };
       if (scenario?.rotating && spec.variants) {
         // each callback account takes one request per cycle, across measurements (and loads)
         const at = offsets.get(key) ?? 0;
@@ -472,6 +497,7 @@ async function main(): Promise<void> {
         log(`heap sampling of ${key} at ${connections} connections: ${file} (${(allocatedBytes(file) / 1e6 / Math.max(main.responses, 1)).toFixed(2)} MB allocated per response)`);
       }
       const after = server === service ? await settledStats(service.origin) : undefined;
+      if (peerTokens) await checkPeerTokensActive(peer, peerTokens);
       // a single-use variant may have been sent without its answer being counted: skip one per connection
       const used = main.responses + (scenario?.singleUse ? connections : 0);
       if (scenario?.rotating && spec.variants) offsets.set(key, ((offsets.get(key) ?? 0) + used) % spec.variants.length);
@@ -516,7 +542,7 @@ async function main(): Promise<void> {
     const peakRssOverall = rssOf(service.child.pid, 'VmHWM');
 
     // a CPU profile is written on a clean exit only: give the service its full shutdown time
-    await Promise.all([service.stop(opts.cpuProf ? 30_000 : 3000), ceiling.stop(), floor.stop(), listFloor.stop()]);
+    await Promise.all([service.stop(opts.cpuProf ? 30_000 : 3000), ceiling.stop(), floor.stop(), listFloor.stop(), peer.stop()]);
     if (opts.nodeArgs.length) writeFileSync(path.join(opts.out, 'service.log'), service.output.join(''));
 
     // 6. summarise: every ratio against the references measured just before it, in the same round, group and load
@@ -537,6 +563,7 @@ async function main(): Promise<void> {
           non2xx: mine.reduce((n, c) => n + c.non2xx, 0), errors: mine.reduce((n, c) => n + c.errors, 0),
         };
         if (LIST_SCENARIOS.has(s.id)) l.vsListFloor = ratio((c) => sameGroup(c, listFloorOf(s.id)));
+        if (PEER_OF[s.id]) l.vsPeer = ratio((c) => sameGroup(c, PEER_OF[s.id]));
         if (s.id === '2') l.vsScenario1 = ratio((c) => sameRound(c, '1'));
         if (s.id === '8') {
           l.vsScenario1 = ratio((c) => sameRound(c, s.id + ALONE));
@@ -581,13 +608,14 @@ async function main(): Promise<void> {
         totalSeconds: (Date.now() - started) / 1000,
         only: opts.only ? [...opts.only] : undefined,
         executor: opts.executor,
+        peer: peerMeta,
       },
       references,
       scenarios: summaries,
     };
     const files = writeReport(report, opts.out, path.join(ROOT, 'bench/tuning-log.md'));
     log(`report: ${files.join(', ')} (${report.meta.totalSeconds.toFixed(0)} s in all, ${minutes(expected)} expected)`);
-    for (const s of [service, ceiling, floor, listFloor]) await s.stop();
+    for (const s of [service, ceiling, floor, listFloor, peer]) await s.stop();
     await otherParts(opts, log);
   } finally {
     rmSync(tmp, { recursive: true, force: true });

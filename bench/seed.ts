@@ -68,6 +68,22 @@ export const tokenCreationLoad = (f: Pick<Fixture, 'clientId'>): Load => ({
   body: JSON.stringify({ token: { client_id: Number(f.clientId), scopes: ['read'] } }),
 });
 
+/** A client's Basic header at the OAuth endpoints (RFC 6749 §2.3.1). */
+const clientBasic = (client: { identifier: string; secret: string }) => ({
+  'content-type': 'application/x-www-form-urlencoded',
+  authorization: `Basic ${Buffer.from(`${client.identifier}:${client.secret}`).toString('base64')}`,
+});
+
+/** Scenario 10 of bench/run.ts: a client_credentials grant (scope read), the client authenticating with Basic. */
+export const clientCredentialsLoad = (client: { identifier: string; secret: string }): Load => ({
+  method: 'POST', path: '/oauth/tokens', headers: clientBasic(client), body: new URLSearchParams({ grant_type: 'client_credentials', scope: 'read' }).toString(),
+});
+
+/** Scenario 9 of bench/run.ts: the introspection of each of `tokens` in turn, the client authenticating with Basic. */
+export const introspectionLoad = (client: { identifier: string; secret: string }, tokens: string[]): Load => ({
+  method: 'POST', path: '/oauth/introspect', headers: clientBasic(client), variants: tokens.map((token) => ({ body: new URLSearchParams({ token }).toString() })),
+});
+
 /** A token's hash as the service stores it: HMAC-SHA-256 under HASH_KEY, hex. */
 export const hmac = (key: string, value: string) => createHmac('sha256', Buffer.from(key, 'utf8')).update(value, 'utf8').digest('hex');
 const CHUNK = 100_000;

@@ -10,14 +10,17 @@ import { describeIf } from './helpers/skip';
 // (database, seed, service, references, autocannon, report) on tiny data. It
 // judges no number: CI machines are too noisy for that.
 
-// Two loads (10 and 50 connections) measure every scenario and reference twice; then
-// the events, the callback lifecycle, retention and scaling (about 35 s; when pgbouncer
-// is there), each on a database of its own.
+// Two loads (10 and 50 connections) measure every scenario and reference twice (the peer,
+// a stock oidc-provider, included); then the events, the callback lifecycle, retention and
+// scaling (about 35 s; when pgbouncer is there), each on a database of its own, and ours on
+// the embedded PGlite against the peer.
 jest.setTimeout(500_000);
 
 const SCENARIOS = ['1', '2', '3', '4a', '4b', '5', '6', '7', '9', '10', '11', '8'];
 const LOADS = [10, 50];
-const REFERENCES = ['floor', 'ceiling', 'list-floor', 'list-floor-deep'];
+const REFERENCES = ['floor', 'ceiling', 'list-floor', 'list-floor-deep', 'peer-cc', 'peer-introspect'];
+/** the scenarios judged against the peer (issue 26) */
+const AGAINST_PEER = ['9', '10'];
 
 describeOnPostgres('npm run bench -- --smoke', () => {
   let out: ReturnType<typeof tempDir>;
@@ -61,7 +64,7 @@ describeOnPostgres('npm run bench -- --smoke', () => {
         const at = { id: s.id, connections: l.connections };
         // every request of the smoke run succeeded: the harness's requests are valid ones
         expect({ ...at, non2xx: l.non2xx, errors: l.errors }).toEqual({ ...at, non2xx: 0, errors: 0 });
-        const fields = ['rps', 'p50', 'p99', 'vsFloor', 'vsCeiling', 'sqlPerRequest', ...(['4a', '4b', '5'].includes(s.id) ? ['vsListFloor'] : [])];
+        const fields = ['rps', 'p50', 'p99', 'vsFloor', 'vsCeiling', 'sqlPerRequest', ...(['4a', '4b', '5'].includes(s.id) ? ['vsListFloor'] : []), ...(AGAINST_PEER.includes(s.id) ? ['vsPeer'] : [])];
         for (const field of fields) expect({ ...at, field, ok: Number.isFinite(l[field]) && l[field] > 0 }).toEqual({ ...at, field, ok: true });
         // each target's figures are there (judged as nothing in smoke mode)
         expect({ ...at, metrics: l.metrics?.length > 0 && l.metrics.every((m: { value: number }) => Number.isFinite(m.value)) }).toEqual({ ...at, metrics: true });
@@ -75,6 +78,8 @@ describeOnPostgres('npm run bench -- --smoke', () => {
     }
     const s8 = report.scenarios.find((s: { id: string }) => s.id === '8');
     for (const l of s8.loads) expect(l.basicP50).toBeGreaterThan(0);
+    // how the peer was run, for anyone to repeat it
+    expect(report.meta.peer).toEqual({ name: 'oidc-provider', version: expect.stringMatching(/^9\./), node: process.version, ttlSeconds: 7200 });
   });
 
   it('writes latest.md with the targets at both loads, a row of numbers per scenario and load, the list floor, and the ratios chart', () => {
@@ -83,18 +88,26 @@ describeOnPostgres('npm run bench -- --smoke', () => {
     expect(tables.filter((_, i) => i % 2 === 1).map(Number)).toEqual(LOADS);
     for (const table of tables.filter((_, i) => i % 2 === 0).slice(1)) {
       for (const id of SCENARIOS) {
-        // req/s, p50, p99, × floor, × list floor (list scenarios only), × ceiling, SQL/req
+        // req/s, p50, p99, × floor, × list floor (list scenarios only), × peer (9 and 10 only), × ceiling, SQL/req
         const listFloor = ['4a', '4b', '5'].includes(id) ? '[\\d.]+' : '–';
-        expect(table).toMatch(new RegExp(`^\\| ${id} \\| [^|]+ \\| [\\d,]+ \\| [\\d.]+ \\| [\\d.]+ \\| [\\d.]+ \\| ${listFloor} \\| [\\d.]+ \\| [\\d.]+ \\|`, 'm'));
+        const peer = AGAINST_PEER.includes(id) ? '[\\d.]+' : '–';
+        expect(table).toMatch(new RegExp(`^\\| ${id} \\| [^|]+ \\| [\\d,]+ \\| [\\d.]+ \\| [\\d.]+ \\| [\\d.]+ \\| ${listFloor} \\| ${peer} \\| [\\d.]+ \\| [\\d.]+ \\|`, 'm'));
       }
     }
     expect(md).toMatch(/^\| # \| scenario \| target \| 10 connections \| 50 connections \| met\? \|$/m);
     expect(md).toMatch(/^\| 5 \| [^|]+ \| ≥ 0\.50 × list floor; ≤ 4 SQL\/request \| [\d.]+ × list floor, [\d.]+ SQL\/request \| [\d.]+ × list floor, [\d.]+ SQL\/request \|/m);
     expect(md).toMatch(/^\| list floor: [^|]+ \| 50 \| [\d,]+ \|/m);
+    expect(md).toMatch(/^\| 10 \| [^|]+ \| ≥ 0\.60 × floor; ≥ 1\.0 × peer \| [\d.]+ × floor, [\d.]+ × peer \| [\d.]+ × floor, [\d.]+ × peer \|/m);
+    for (const key of ['POST /token` client_credentials', 'POST /token/introspection` of a hundred']) {
+      for (const c of LOADS) expect(md).toMatch(new RegExp(`^\\| peer: oidc-provider, \`${key}[^|]+ \\| ${c} \\| [\\d,]+ \\|`, 'm'));
+    }
+    expect(md).toMatch(/^- \*\*peer\*\* \(issue 26\): a \*\*stock `oidc-provider` 9\.[\d.]+\*\*.*default in-memory adapter.*client_secret_basic.*`ttl\.ClientCredentials` 7200 s.*\*\*Stock: no tuning\.\*\*/m);
     expect(md).toMatch(/```sql\nWITH viewer AS/);
     expect(md).toMatch(/10 and 50 connections \(each measurement at each\), pipelining 1/);
     expect(existsSync(path.join(out.path, 'ratios.svg'))).toBe(true);
     expect(readFileSync(path.join(out.path, 'ratios.svg'), 'utf8')).toMatch(/^<svg[\s\S]*<rect[\s\S]*<\/svg>\s*$/);
+    // the chart has the peer rows of 9 and 10
+    for (const id of AGAINST_PEER) expect(readFileSync(path.join(out.path, 'ratios.svg'), 'utf8')).toContain(`>${id}: × peer (oidc-provider)</text>`);
   });
 
   it('then measures events (bench/events.ts): write cost, deliveries drained by a worker process, subscription fan-out; events.{json,md}', () => {
@@ -179,5 +192,27 @@ describeOnPostgres('npm run bench -- --smoke', () => {
       expect(md).toMatch(/^## Capacity \(derived, for docs\/scaling\.md\)$/m);
       expect(md).toMatch(/^Two web processes \(through pgbouncer\) carried \*\*[\d.]+ ×\*\* what one did/m);
     });
+  });
+
+  it('then measures ours on the embedded PGlite against the peer (bench/peer-pglite.ts): pglite-peer.{json,md} and its section of latest.md', () => {
+    expect(run.stdout).toMatch(/pglite: a confidential client and 100 tokens through the API; both servers issue and introspect \(active\)/);
+    const report = JSON.parse(readFileSync(path.join(out.path, 'pglite-peer.json'), 'utf8'));
+    expect(report.meta).toMatchObject({ mode: 'smoke', rounds: 1, connections: LOADS, peer: { name: 'oidc-provider' } });
+    expect(report.rows.map((r: { scenario: string }) => r.scenario)).toEqual(AGAINST_PEER);
+    for (const r of report.rows) {
+      expect(r.loads.map((l: { connections: number }) => l.connections)).toEqual(LOADS);
+      for (const l of r.loads) {
+        const at = { scenario: r.scenario, connections: l.connections };
+        // every request to ours and to the peer succeeded, and each figure is there
+        expect({ ...at, non2xx: l.non2xx, errors: l.errors }).toEqual({ ...at, non2xx: 0, errors: 0 });
+        for (const field of ['rps', 'p50', 'p99', 'peerRps', 'peerP50', 'peerP99', 'vsPeer']) expect({ ...at, field, ok: l[field] > 0 }).toEqual({ ...at, field, ok: true });
+      }
+    }
+    const row = /^\| (9|10) \| [^|]+ \| (10|50) \| [\d,]+ \| [\d.]+ \/ [\d.]+ \| [\d,]+ \| [\d.]+ \/ [\d.]+ \| \*\*[\d.]+\*\* \|$/gm;
+    expect(readFileSync(path.join(out.path, 'pglite-peer.md'), 'utf8').match(row)).toHaveLength(4);
+    const latest = readFileSync(path.join(out.path, 'latest.md'), 'utf8');
+    const section = latest.slice(latest.indexOf('<!-- pglite-peer:start -->'), latest.indexOf('<!-- pglite-peer:end -->'));
+    expect(section).toMatch(/\[pglite-peer\.md\]\(pglite-peer\.md\)/);
+    expect(section.match(row)).toHaveLength(4);
   });
 });
