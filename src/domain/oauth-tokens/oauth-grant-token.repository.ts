@@ -27,6 +27,59 @@ const GRANT_TOKEN_COLUMNS = 'token_hash, token_prefix, expires_at, refresh_token
 const grantTokenValues = (n: number) =>
   `$${n}, $${n + 1}, now() + make_interval(secs => $${n + 2}::int), $${n + 3}, $${n + 4}, now() + make_interval(secs => $${n + 5}::int)`;
 
+/** issueForClient's statement (built once: a hot path's text is not rebuilt per request) */
+const ISSUE_FOR_CLIENT = `WITH ok AS (SELECT ${clientCheckSql(15)} AS client_ok), counted AS (
+         SELECT coalesce(sum(n.issued), 0) AS live, min(n.ends_at) AS frees_at
+           FROM oauth_client_token_counts n WHERE n.account_id = $1 AND n.client_id = $2 AND n.ends_at > now()
+       ), issued AS (
+         INSERT INTO oauth_tokens AS t (account_id, client_id, user_id, scopes, grant_type, ${GRANT_TOKEN_COLUMNS})
+         SELECT c.account_id, c.id, c.agent_id, $3::text[], 'client_credentials', ${grantTokenValues(4)}
+           FROM oauth_clients c JOIN users u ON u.id = c.agent_id AND u.account_id = c.account_id AND u.active
+          WHERE c.account_id = $1 AND c.id = $2 AND (SELECT live FROM counted) < $14 AND (SELECT client_ok FROM ok)
+         RETURNING ${COLUMNS}
+       ), counter AS (
+         INSERT INTO oauth_client_token_counts AS n (account_id, client_id, ends_at, shard, issued)
+         SELECT issued.account_id, issued.client_id,
+                date_bin('15 minutes', issued.expires_at, timestamptz '2000-01-01 00:00:00+00') + interval '15 minutes', pg_backend_pid() % 8, 1
+           FROM issued
+         ON CONFLICT (client_id, ends_at, shard) DO UPDATE SET issued = n.issued + 1
+       ), pruned AS (
+         DELETE FROM oauth_client_token_counts n WHERE n.account_id = $1 AND n.client_id = $2 AND n.ends_at <= now()
+       ), audit AS (${auditCte('issued', 'create', 'oauth_token', asItsUser('issued', '$10::text'), 11)}), ${tokenCreated('issued')}
+       SELECT issued.*, counted.live, counted.frees_at, ok.client_ok FROM counted CROSS JOIN ok LEFT JOIN issued ON true`;
+
+/** rotateRefresh's statement (built once: a hot path's text is not rebuilt per request) */
+const ROTATE_REFRESH = `WITH old AS (
+         UPDATE oauth_tokens o SET refresh_token_used_at = now(), revoked_at = now()
+          WHERE o.id = (SELECT p.id FROM oauth_tokens p WHERE p.refresh_token_hash = $2)
+            AND o.account_id = $1 AND o.client_id = $3 AND o.refresh_token_used_at IS NULL AND o.revoked_at IS NULL
+            AND o.refresh_token_expires_at > now() AND ($4::text[] IS NULL OR $4::text[] <@ o.scopes) AND ${clientCheckSql(15)}
+         RETURNING o.id, o.account_id, o.client_id, o.user_id, o.scopes, o.grant_id,
+                   o.token_prefix, o.created_at, o.expires_at, o.used_at, o.refresh_token_prefix, o.refresh_token_expires_at
+       ), family AS (
+         SELECT g.id FROM oauth_grants g JOIN old ON g.id = old.grant_id WHERE g.revoked_at IS NULL FOR SHARE OF g
+       ), issued AS (
+         INSERT INTO oauth_tokens AS t (account_id, client_id, user_id, scopes, grant_type, grant_id, ${GRANT_TOKEN_COLUMNS})
+         SELECT old.account_id, old.client_id, old.user_id, COALESCE($4::text[], old.scopes), 'refresh_token', old.grant_id, ${grantTokenValues(5)}
+           FROM old JOIN family ON family.id = old.grant_id JOIN users u ON u.id = old.user_id AND u.active
+         RETURNING ${COLUMNS}
+       ), audit AS (${auditCte('issued CROSS JOIN old', 'create', 'oauth_token', asItsUser('issued', '$11::text || old.id'), 12)}),
+       ${tokenCreated('issued', 'old')}, ${tokenRevoked('old')}
+       SELECT * FROM issued`;
+
+/** findByEitherHash's statement (built once: a hot path's text is not rebuilt per request) */
+const FIND_BY_EITHER_HASH = `SELECT ok.client_ok, found.* FROM (SELECT ${clientCheckSql(3)} AS client_ok) ok LEFT JOIN (SELECT t.id, t.account_id, t.client_id, t.grant_id, t.token_hash = $2 AS is_access, coalesce(t.scopes, '{}') AS scopes, t.created_at,
+              t.refresh_token_used_at IS NOT NULL AS refresh_used,
+              CASE WHEN t.token_hash = $2 THEN t.expires_at ELSE t.refresh_token_expires_at END AS expires_at,
+              t.revoked_at IS NULL AND u.active AND c.id IS NOT NULL AND CASE WHEN t.token_hash = $2
+                THEN t.expires_at IS NULL OR t.expires_at > now()
+                ELSE t.refresh_token_used_at IS NULL AND t.refresh_token_expires_at > now() END AS live,
+              c.identifier AS client_identifier, u.id AS user_id, u.email, u.name
+         FROM oauth_tokens t
+         JOIN users u ON u.id = t.user_id
+         LEFT JOIN oauth_clients c ON c.id = t.client_id
+        WHERE t.account_id = $1 AND (t.token_hash = $2 OR t.refresh_token_hash = $2)) found ON ok.client_ok`;
+
 export class OAuthGrantTokenRepository {
   constructor(private readonly db: TenantSql) {}
 
@@ -73,25 +126,7 @@ export class OAuthGrantTokenRepository {
   ): Promise<{ record: OAuthTokenRecord | null; live: number; freesAt: Date | null }> {
     const [row] = await this.db.query<Partial<SqlRow> & { live: string | number; frees_at: Date | null; client_ok: boolean }>(
       scope,
-      `WITH ok AS (SELECT ${clientCheckSql(15)} AS client_ok), counted AS (
-         SELECT coalesce(sum(n.issued), 0) AS live, min(n.ends_at) AS frees_at
-           FROM oauth_client_token_counts n WHERE n.account_id = $1 AND n.client_id = $2 AND n.ends_at > now()
-       ), issued AS (
-         INSERT INTO oauth_tokens AS t (account_id, client_id, user_id, scopes, grant_type, ${GRANT_TOKEN_COLUMNS})
-         SELECT c.account_id, c.id, c.agent_id, $3::text[], 'client_credentials', ${grantTokenValues(4)}
-           FROM oauth_clients c JOIN users u ON u.id = c.agent_id AND u.account_id = c.account_id AND u.active
-          WHERE c.account_id = $1 AND c.id = $2 AND (SELECT live FROM counted) < $14 AND (SELECT client_ok FROM ok)
-         RETURNING ${COLUMNS}
-       ), counter AS (
-         INSERT INTO oauth_client_token_counts AS n (account_id, client_id, ends_at, shard, issued)
-         SELECT issued.account_id, issued.client_id,
-                date_bin('15 minutes', issued.expires_at, timestamptz '2000-01-01 00:00:00+00') + interval '15 minutes', pg_backend_pid() % 8, 1
-           FROM issued
-         ON CONFLICT (client_id, ends_at, shard) DO UPDATE SET issued = n.issued + 1
-       ), pruned AS (
-         DELETE FROM oauth_client_token_counts n WHERE n.account_id = $1 AND n.client_id = $2 AND n.ends_at <= now()
-       ), audit AS (${auditCte('issued', 'create', 'oauth_token', asItsUser('issued', '$10::text'), 11)}), ${tokenCreated('issued')}
-       SELECT issued.*, counted.live, counted.frees_at, ok.client_ok FROM counted CROSS JOIN ok LEFT JOIN issued ON true`,
+      ISSUE_FOR_CLIENT,
       [String(clientId), scopes, ...grantTokenParams(t), audit.description, ...originParams(audit.origin), liveLimit, ...clientCheckParams(check)],
     );
     if (!row.client_ok) throw new StaleClientError();
@@ -117,23 +152,7 @@ export class OAuthGrantTokenRepository {
       // The row's id comes from its unique hash first: with the hash beside the account in one filter, the
       // generic plan of this prepared statement read the (account_id, client_id) index and scanned every
       // token of a busy client (bench scenario 11 fell from ~0.3 to 0.01 × floor).
-      `WITH old AS (
-         UPDATE oauth_tokens o SET refresh_token_used_at = now(), revoked_at = now()
-          WHERE o.id = (SELECT p.id FROM oauth_tokens p WHERE p.refresh_token_hash = $2)
-            AND o.account_id = $1 AND o.client_id = $3 AND o.refresh_token_used_at IS NULL AND o.revoked_at IS NULL
-            AND o.refresh_token_expires_at > now() AND ($4::text[] IS NULL OR $4::text[] <@ o.scopes) AND ${clientCheckSql(15)}
-         RETURNING o.id, o.account_id, o.client_id, o.user_id, o.scopes, o.grant_id,
-                   o.token_prefix, o.created_at, o.expires_at, o.used_at, o.refresh_token_prefix, o.refresh_token_expires_at
-       ), family AS (
-         SELECT g.id FROM oauth_grants g JOIN old ON g.id = old.grant_id WHERE g.revoked_at IS NULL FOR SHARE OF g
-       ), issued AS (
-         INSERT INTO oauth_tokens AS t (account_id, client_id, user_id, scopes, grant_type, grant_id, ${GRANT_TOKEN_COLUMNS})
-         SELECT old.account_id, old.client_id, old.user_id, COALESCE($4::text[], old.scopes), 'refresh_token', old.grant_id, ${grantTokenValues(5)}
-           FROM old JOIN family ON family.id = old.grant_id JOIN users u ON u.id = old.user_id AND u.active
-         RETURNING ${COLUMNS}
-       ), audit AS (${auditCte('issued CROSS JOIN old', 'create', 'oauth_token', asItsUser('issued', '$11::text || old.id'), 12)}),
-       ${tokenCreated('issued', 'old')}, ${tokenRevoked('old')}
-       SELECT * FROM issued`,
+      ROTATE_REFRESH,
       [refreshHash, String(clientId), scopes ?? null, ...grantTokenParams(t), audit.description, ...originParams(audit.origin), ...clientCheckParams(check)],
     );
     return row ? toRecord(row, { token: t.token, refreshToken: t.refresh?.token }) : null;
@@ -150,17 +169,7 @@ export class OAuthGrantTokenRepository {
       scopes: string[]; created_at: Date; expires_at: Date | null; client_identifier: string | null; user_id: Int8; email: string; name: string;
     }>(
       scope,
-      `SELECT ok.client_ok, found.* FROM (SELECT ${clientCheckSql(3)} AS client_ok) ok LEFT JOIN (SELECT t.id, t.account_id, t.client_id, t.grant_id, t.token_hash = $2 AS is_access, coalesce(t.scopes, '{}') AS scopes, t.created_at,
-              t.refresh_token_used_at IS NOT NULL AS refresh_used,
-              CASE WHEN t.token_hash = $2 THEN t.expires_at ELSE t.refresh_token_expires_at END AS expires_at,
-              t.revoked_at IS NULL AND u.active AND c.id IS NOT NULL AND CASE WHEN t.token_hash = $2
-                THEN t.expires_at IS NULL OR t.expires_at > now()
-                ELSE t.refresh_token_used_at IS NULL AND t.refresh_token_expires_at > now() END AS live,
-              c.identifier AS client_identifier, u.id AS user_id, u.email, u.name
-         FROM oauth_tokens t
-         JOIN users u ON u.id = t.user_id
-         LEFT JOIN oauth_clients c ON c.id = t.client_id
-        WHERE t.account_id = $1 AND (t.token_hash = $2 OR t.refresh_token_hash = $2)) found ON ok.client_ok`,
+      FIND_BY_EITHER_HASH,
       [hash, ...clientCheckParams(check)],
     );
     if (!r.client_ok) throw new StaleClientError();
