@@ -10,6 +10,13 @@
 -- before this one. The routing rule stays with the caller (the domain layer): it
 -- passes the groups that route under either setting of the account's omnichannel
 -- routing, and the row gets the one that applies.
+--
+-- SET enable_seqscan = off: every statement here reads a few rows by an index
+-- (the account's, its phone number's, its window's, its queue's), and a session
+-- keeps the plans it made on its first calls. Made while these tables were empty
+-- or small (a new database, or one analysed before its first requests), they were
+-- sequential scans, kept as the tables grew: a creation then read every hit and
+-- every request of all accounts (bench/tuning-log.md, "Scenario 7 again").
 CREATE OR REPLACE FUNCTION create_callback_request(
   p_account_id BIGINT, p_phone_number_id BIGINT, p_requester_phone_number TEXT, p_group_ids BIGINT[],
   p_routed_if_omnichannel BIGINT[], p_routed_otherwise BIGINT[],
@@ -17,7 +24,9 @@ CREATE OR REPLACE FUNCTION create_callback_request(
 RETURNS TABLE (
   phone_found BOOLEAN, found_group_ids BIGINT[], routed_group_ids BIGINT[], new_id BIGINT,
   decided_at TIMESTAMPTZ, used INT, retry_after INT, queued_ahead INT)
-LANGUAGE plpgsql VOLATILE AS $$
+LANGUAGE plpgsql VOLATILE
+SET enable_seqscan = off
+AS $$
 DECLARE
   v_omnichannel BOOLEAN;
   v_allowed BOOLEAN;

@@ -23,9 +23,19 @@
 --   decided_at:  the database clock after the lock (times increase in decision order), to the ms
 --   used:        hits in the window before this one (at most p_limit: the newest ones)
 --   retry_after: seconds until the oldest of those leaves the window (when refused)
+--
+-- Its statements are planned once per session (force_generic_plan) and by their
+-- indexes (enable_seqscan off), whatever the table held when they were planned:
+-- planned anew at each call, the prune's range on expires_at cost ~70 µs (the
+-- planner probes the index's end, where pruned hits leave dead entries); planned
+-- while the table was empty or small, each statement kept a sequential scan of
+-- every key's hits (bench/tuning-log.md, "Scenario 7 again").
 CREATE OR REPLACE FUNCTION rate_window_take(p_key TEXT, p_limit INT, p_window_seconds INT)
 RETURNS TABLE (allowed BOOLEAN, hit_id BIGINT, decided_at TIMESTAMPTZ, used INT, retry_after INT)
-LANGUAGE plpgsql VOLATILE AS $$
+LANGUAGE plpgsql VOLATILE
+SET plan_cache_mode = force_generic_plan
+SET enable_seqscan = off
+AS $$
 DECLARE
   v_window INTERVAL := make_interval(secs => p_window_seconds);
   v_oldest TIMESTAMPTZ;
