@@ -44,11 +44,13 @@ BEGIN
   decided_at := date_trunc('milliseconds', clock_timestamp());
   DELETE FROM rate_window_hits h
    WHERE h.key = p_key AND h.created_at <= decided_at - v_window;
+  -- by the locked rows' ctids (a TID scan): as a join on id, the plan made while
+  -- the table was empty read every hit through the primary key at each call
   DELETE FROM rate_window_hits h
-   WHERE h.id IN (SELECT e.id FROM rate_window_hits e
-                   WHERE e.expires_at <= decided_at
-                   ORDER BY e.expires_at, e.id
-                   LIMIT 10 FOR UPDATE SKIP LOCKED);
+   WHERE h.ctid = ANY (ARRAY(SELECT e.ctid FROM rate_window_hits e
+                              WHERE e.expires_at <= decided_at
+                              ORDER BY e.expires_at, e.id
+                              LIMIT 10 FOR UPDATE SKIP LOCKED));
   -- the limit lifts when the p_limit-th newest hit leaves the window
   SELECT count(*)::INT, min(r.created_at) INTO used, v_oldest
     FROM (SELECT h.created_at FROM rate_window_hits h
