@@ -11,8 +11,9 @@ import { servicesFor, type Services } from './domain/services';
 import { buildApp } from './app';
 import { createJobEngine } from './jobs/kinds';
 import { loggerOptions } from './logger';
+import { handleShutdownSignals, SHUTDOWN_GRACE_MS } from './shutdown';
 
-const SHUTDOWN_GRACE_MS = 10_000;
+type Signals = ReturnType<typeof handleShutdownSignals>;
 
 /** Migrations and the first admin, under the migration lock (once across concurrent starters). */
 async function prepareDatabase(db: Db, services: Services, config: Config, log: pino.Logger): Promise<void> {
@@ -33,7 +34,7 @@ async function prepareDatabase(db: Db, services: Services, config: Config, log: 
   if (applied.length) log.info({ migrations: applied }, 'applied migrations');
 }
 
-async function runServer(config: Config, log: pino.Logger, prepare: boolean): Promise<void> {
+async function runServer(config: Config, log: pino.Logger, signals: Signals, prepare: boolean): Promise<void> {
   const db = await createDb({ ...databaseConnection(config), poolSize: config.dbPoolSize, countStatements: config.benchMode, log });
   const services = servicesFor(db, config);
   if (prepare) await prepareDatabase(db, services, config, log);
@@ -73,12 +74,11 @@ async function runServer(config: Config, log: pino.Logger, prepare: boolean): Pr
       process.exit(1);
     }
   };
-  process.on('SIGTERM', () => void stop('SIGTERM'));
-  process.on('SIGINT', () => void stop('SIGINT'));
+  signals.started((signal) => void stop(signal));
 }
 
 /** `npm run worker`: the background engine alone, no HTTP (beside web-only processes started with --no-worker). */
-async function runWorker(config: Config, log: pino.Logger): Promise<void> {
+async function runWorker(config: Config, log: pino.Logger, signals: Signals): Promise<void> {
   const db = await createDb({ ...databaseConnection(config, { replicas: false }), poolSize: config.dbPoolSize, log });
   const services = servicesFor(db, config);
   await prepareDatabase(db, services, config, log);
@@ -98,11 +98,10 @@ async function runWorker(config: Config, log: pino.Logger): Promise<void> {
     await db.close();
     process.exit(0);
   };
-  process.on('SIGTERM', () => void stop('SIGTERM'));
-  process.on('SIGINT', () => void stop('SIGINT'));
+  signals.started((signal) => void stop(signal));
 }
 
-async function runPrimary(config: Config, log: pino.Logger): Promise<void> {
+async function runPrimary(config: Config, log: pino.Logger, signals: Signals): Promise<void> {
   // Migrate once here, then fork workers that share the port.
   const db = await createDb({ ...databaseConnection(config, { replicas: false }), poolSize: 2, log });
   await prepareDatabase(db, servicesFor(db, config), config, log);
@@ -126,8 +125,7 @@ async function runPrimary(config: Config, log: pino.Logger): Promise<void> {
     for (const worker of Object.values(cluster.workers ?? {})) worker?.process.kill('SIGTERM');
     setTimeout(() => process.exit(1), SHUTDOWN_GRACE_MS + 1000).unref();
   };
-  process.on('SIGTERM', stop);
-  process.on('SIGINT', stop);
+  signals.started(stop);
 }
 
 async function main(): Promise<void> {
@@ -154,11 +152,13 @@ async function main(): Promise<void> {
   // state is unknown, and a bug must not be hidden); this only says so in the log, as JSON
   // with the error, where Node would print a bare stack to stderr.
   process.on('uncaughtExceptionMonitor', (err, origin) => log.fatal({ err, origin }, `the process dies: ${origin === 'unhandledRejection' ? 'a promise rejected with no handler' : 'an uncaught exception'}`));
+  // before anything starts or is logged (src/shutdown.ts)
+  const signals = handleShutdownSignals(log);
   if (cluster.isPrimary) for (const warning of config.warnings) log.warn(warning);
   try {
-    if (workerOnly) await runWorker(config, log);
-    else if (config.webConcurrency > 1 && cluster.isPrimary) await runPrimary(config, log);
-    else await runServer(config, log, cluster.isPrimary);
+    if (workerOnly) await runWorker(config, log, signals);
+    else if (config.webConcurrency > 1 && cluster.isPrimary) await runPrimary(config, log, signals);
+    else await runServer(config, log, signals, cluster.isPrimary);
   } catch (err) {
     if (err instanceof DatabaseInUseError) {
       log.fatal(err.message);

@@ -1,5 +1,8 @@
+import { spawn } from 'node:child_process';
 import http from 'node:http';
-import { killAll, processDatabase, startServer } from './helpers/processes';
+import path from 'node:path';
+import { SHUTDOWN_GRACE_MS } from '../src/shutdown';
+import { ensureBuilt, killAll, processDatabase, ROOT, startServer } from './helpers/processes';
 import { basicHeader } from './helpers/test-app';
 
 // docs/api.md, "Operations": SIGTERM stops accepting, finishes in-flight requests, closes the
@@ -68,5 +71,72 @@ describe('graceful shutdown of a production server', () => {
     expect(elapsed).toBeLessThan(5000);
     expect(server.logs.join('\n')).toContain('shutting down');
     expect(server.logs.join('\n')).not.toContain('shutdown took too long');
+  });
+});
+
+// src/shutdown.ts: the signal listeners go in before anything starts, so a signal that
+// arrives while the process starts (a supervisor that restarts it at once, a test that
+// stops it on its ready line) is a graceful stop, never Node's default death by signal.
+describe('a signal while the process starts', () => {
+  afterAll(() => killAll());
+
+  it('a server told to stop while it migrates finishes starting, then stops and exits 0', async () => {
+    const fresh = await processDatabase('shutdown-starting-');
+    try {
+      // the first line of a first start, logged under the migration lock: much is still to do
+      const server = await startServer({ ADMIN_PASSWORD: ADMIN.password, ...fresh.env }, { readyLine: 'created account' });
+      expect(await server.stop(15_000)).toBe(0);
+      const logs = server.logs.join('\n');
+      expect(logs).toContain('shutting down');
+      expect(logs).not.toContain('shutdown took too long');
+    } finally {
+      await fresh.remove();
+    }
+  });
+
+  /** A process that installs the listeners, then "starts" when the test writes to its stdin. */
+  const starting = async () => {
+    await ensureBuilt();
+    const script = `
+      const { handleShutdownSignals } = require(${JSON.stringify(path.join(ROOT, 'dist/src/shutdown.js'))});
+      const signals = handleShutdownSignals(require('pino')());
+      process.stdin.once('data', () => signals.started((signal) => { console.log('stop ' + signal); process.exit(0); }));
+      console.log('listeners installed');
+      setInterval(() => {}, 1000);`;
+    const child = spawn(process.execPath, ['-e', script], { cwd: ROOT, stdio: ['pipe', 'pipe', 'pipe'] });
+    let output = '';
+    child.stdout.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
+    const exited = new Promise<number | null>((resolve) => child.once('close', (code) => resolve(code)));
+    const until = async (text: string) => {
+      const deadline = Date.now() + 30_000;
+      while (!output.includes(text) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+      expect(output).toContain(text);
+    };
+    return { child, exited, until, output: () => output };
+  };
+
+  it('a signal before start-up ends is kept, and the stop runs once start-up hands it over', async () => {
+    const proc = await starting();
+    await proc.until('listeners installed');
+    proc.child.kill('SIGTERM');
+    await proc.until('signal received while starting');
+    // still running: nothing was stopped under a start-up in progress
+    await new Promise((r) => setTimeout(r, 300));
+    expect(proc.child.exitCode).toBeNull();
+    expect(proc.child.signalCode).toBeNull();
+    proc.child.stdin.write('started\n');
+    expect(await proc.exited).toBe(0);
+    expect(proc.output()).toContain('stop SIGTERM');
+  });
+
+  it('a start-up that does not end within the grace period after the signal exits 1', async () => {
+    const proc = await starting();
+    await proc.until('listeners installed');
+    const signalled = Date.now();
+    proc.child.kill('SIGINT');
+    expect(await proc.exited).toBe(1);
+    expect(Date.now() - signalled).toBeGreaterThanOrEqual(SHUTDOWN_GRACE_MS - 100);
+    expect(proc.output()).toContain('start-up did not finish within the shutdown grace period');
+    expect(proc.output()).not.toContain('stop SIGINT');
   });
 });
