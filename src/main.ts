@@ -54,27 +54,16 @@ async function runServer(config: Config, log: pino.Logger, signals: Signals, pre
   const engine = config.worker ? createJobEngine(db, services, { log, concurrency: config.jobConcurrency, metrics }) : undefined;
   await engine?.start();
 
-  const stop = async (signal: string) => {
-    if (stopping) return;
-    stopping = true;
-    log.info({ signal }, 'shutting down: finishing in-flight requests');
-    const timer = setTimeout(() => {
-      log.error('shutdown took too long; exiting');
-      process.exit(1);
-    }, SHUTDOWN_GRACE_MS);
-    timer.unref();
-    try {
+  signals.started({
+    what: 'finishing in-flight requests',
+    async run() {
+      stopping = true;
       // no new requests, then no new jobs: the ones running finish (or go back to the queue)
       await fastify.close();
       await engine?.stop();
       await db.close();
-      process.exit(0);
-    } catch (err) {
-      log.error({ err }, 'error during shutdown');
-      process.exit(1);
-    }
-  };
-  signals.started((signal) => void stop(signal));
+    },
+  });
 }
 
 /** `npm run worker`: the background engine alone, no HTTP (beside web-only processes started with --no-worker). */
@@ -85,20 +74,13 @@ async function runWorker(config: Config, log: pino.Logger, signals: Signals): Pr
   const engine = createJobEngine(db, services, { log, concurrency: config.jobConcurrency });
   await engine.start();
   log.info(`worker started: running background jobs, no HTTP (database: ${db.kind})`);
-  let stopping = false;
-  const stop = async (signal: string) => {
-    if (stopping) return;
-    stopping = true;
-    log.info({ signal }, 'shutting down: finishing the jobs that run');
-    setTimeout(() => {
-      log.error('shutdown took too long; exiting');
-      process.exit(1);
-    }, SHUTDOWN_GRACE_MS).unref();
-    await engine.stop();
-    await db.close();
-    process.exit(0);
-  };
-  signals.started((signal) => void stop(signal));
+  signals.started({
+    what: 'finishing the jobs that run',
+    async run() {
+      await engine.stop();
+      await db.close();
+    },
+  });
 }
 
 async function runPrimary(config: Config, log: pino.Logger, signals: Signals): Promise<void> {
@@ -106,26 +88,33 @@ async function runPrimary(config: Config, log: pino.Logger, signals: Signals): P
   const db = await createDb({ ...databaseConnection(config, { replicas: false }), poolSize: 2, log });
   await prepareDatabase(db, servicesFor(db, config), config, log);
   await db.close();
-  let stopping = false;
+  // set by the stop: the workers' exits then count towards it, and none is replaced
+  let drained: { resolve(): void; reject(err: Error): void } | undefined;
   // a worker that could not drain in time (exit 1) makes the whole shutdown a failure
   let drainFailed = false;
   const fork = () => cluster.fork();
   for (let i = 0; i < config.webConcurrency; i++) fork();
   cluster.on('exit', (worker, code) => {
-    if (stopping) {
+    if (drained) {
       if (code !== 0) drainFailed = true;
-      if (Object.keys(cluster.workers ?? {}).length === 0) process.exit(drainFailed ? 1 : 0);
+      if (Object.keys(cluster.workers ?? {}).length > 0) return;
+      if (drainFailed) drained.reject(new Error('a web process did not stop cleanly'));
+      else drained.resolve();
       return;
     }
     log.error({ pid: worker.process.pid, code }, 'worker died; starting another');
     fork();
   });
-  const stop = () => {
-    stopping = true;
-    for (const worker of Object.values(cluster.workers ?? {})) worker?.process.kill('SIGTERM');
-    setTimeout(() => process.exit(1), SHUTDOWN_GRACE_MS + 1000).unref();
-  };
-  signals.started(stop);
+  signals.started({
+    what: 'stopping the web processes',
+    // each worker has its own grace period: theirs end first
+    graceMs: SHUTDOWN_GRACE_MS + 1000,
+    run: () =>
+      new Promise<void>((resolve, reject) => {
+        drained = { resolve, reject };
+        for (const worker of Object.values(cluster.workers ?? {})) worker?.process.kill('SIGTERM');
+      }),
+  });
 }
 
 async function main(): Promise<void> {
